@@ -1,0 +1,26 @@
+"""Rigid-body inverse dynamics from a URDF: Featherstone's recursive Newton-Euler algorithm.
+
+The library needs only NumPy (no ROS)::
+
+    import rbd_dynamics as rbd
+
+    model = rbd.Model.from_urdf_file('robot.urdf')
+    tau = rbd.rnea(model, q, qd, qdd, f_ext={'tool0': [0, 0, -5.0, 0, 0, 0]})
+    tau_g = rbd.gravity_torques(model, q)
+
+The ROS 2 node lives in :mod:`rbd_dynamics.ros`.
+"""
+
+from .description import Description, UrdfError
+from .dynamics import gravity_torques, payload_wrench, rnea
+from .joints import SUPPORTED_JOINT_TYPES, jcalc, JointModel
+from .model import InertiaWarning, Model, UnknownLinkError
+from .urdf import MAX_DESCRIPTION_BYTES, parse_urdf
+
+__version__ = '0.1.0'
+
+__all__ = [
+    'Description', 'InertiaWarning', 'JointModel', 'MAX_DESCRIPTION_BYTES', 'Model',
+    'SUPPORTED_JOINT_TYPES', 'UnknownLinkError', 'UrdfError', 'gravity_torques', 'jcalc',
+    'parse_urdf', 'payload_wrench', 'rnea',
+]

@@ -1,0 +1,247 @@
+"""Inverse dynamics: the recursive Newton-Euler algorithm with external wrenches (Table 5.1).
+
+This module is the reference implementation: NumPy, shaped like the book, vectorised over a batch
+of states. ``rnea`` and ``gravity_torques`` hand single states to the compiled path
+(:mod:`rbd_dynamics._fast`) when it is available; both give the same numbers.
+"""
+
+import numpy as np
+
+from .joints import jcalc
+from .spatial import cross_force, cross_motion, from_public, to_public
+
+
+def _batch(name, value, size):
+    """``value`` as a float array ``(..., size)``; ``ValueError`` naming the expected size."""
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim == 0 or arr.shape[-1] != size:
+        got = 'a scalar' if arr.ndim == 0 else '%d entries' % arr.shape[-1]
+        raise ValueError('%s has %s, model expects %d (shape (..., %d))'
+                         % (name, got, size, size))
+    return arr
+
+
+def _prepare(model, q, qd, qdd):
+    """Check sizes, broadcast the batch and flatten it: arrays ``(B, n)`` and the batch shape."""
+    q = _batch('q', q, model.nq)
+    qd = _batch('qd', qd, model.nv)
+    qdd = _batch('qdd', qdd, model.nv)
+    try:
+        shape = np.broadcast_shapes(q.shape[:-1], qd.shape[:-1], qdd.shape[:-1])
+    except ValueError:
+        raise ValueError('batch shapes of q %s, qd %s and qdd %s do not broadcast'
+                         % (q.shape, qd.shape, qdd.shape)) from None
+    count = int(np.prod(shape, dtype=np.int64))
+    q = np.broadcast_to(q, shape + (model.nq,)).reshape(count, model.nq)
+    qd = np.broadcast_to(qd, shape + (model.nv,)).reshape(count, model.nv)
+    qdd = np.broadcast_to(qdd, shape + (model.nv,)).reshape(count, model.nv)
+    return q, qd, qdd, shape
+
+
+def external_forces(model, f_ext, shape):
+    """Sum public-convention link wrenches into body forces.
+
+    Args:
+        model: the model.
+        f_ext: ``None`` or ``{link: (..., 6)}``, force first, in the link frame, about its origin,
+            applied on the link by the environment.
+        shape: batch shape.
+
+    Returns:
+        ``None`` or ``(nb, B, 6)`` forces in body coordinates, Featherstone order.
+
+    Raises:
+        UnknownLinkError: a key is not a link of the model.
+        ValueError: a wrench does not have 6 entries or its batch shape does not fit.
+    """
+    if not f_ext:
+        return None
+    count = int(np.prod(shape, dtype=np.int64))
+    out = np.zeros((model.nb, count, 6))
+    for link, wrench in f_ext.items():
+        model.check_link(link)
+        body = model.link_body[link]
+        wrench = _batch('f_ext[%r]' % (link,), wrench, 6)
+        try:
+            wrench = np.broadcast_to(wrench, shape + (6,)).reshape(count, 6)
+        except ValueError:
+            raise ValueError('f_ext[%r] has batch shape %s, which does not fit the batch %s'
+                             % (link, wrench.shape[:-1], shape)) from None
+        if body < 0:
+            continue  # on the base: carried by the world, no joint torque
+        out[body] += from_public(wrench) @ model.link_force_to_body[link].T
+    return out
+
+
+def full_coordinates(model, q, qd, qdd):
+    """Expand independent coordinates to one entry per body joint (mimic joints follow)."""
+    if not model.has_mimic:
+        return q, qd, qdd
+    qf = q[:, model.q_src] * model.q_mult + model.q_off
+    return qf, qd[:, model.v_src] * model.v_mult, qdd[:, model.v_src] * model.v_mult
+
+
+def fold_torques(model, tauf):
+    """Fold mimic joint torques into their masters: ``tau = G^T tauf`` with ``vf = G v``."""
+    if not model.has_mimic:
+        return tauf
+    tau = np.zeros((tauf.shape[0], model.nv))
+    np.add.at(tau.T, model.v_src, (tauf * model.v_mult).T)
+    return tau
+
+
+def rnea_bodies(model, qf, qdf, qddf, fext=None, inertia=None):
+    """RNEA over the bodies (Table 5.1), batched, in full coordinates.
+
+    Args:
+        model: the model.
+        qf, qdf, qddf: ``(B, nqf)``, ``(B, nvf)``, ``(B, nvf)`` coordinates of every body joint.
+        fext: ``None`` or ``(nb, B, 6)`` external forces on the bodies, body coordinates.
+        inertia: ``(nb, 6, 6)`` body inertias to use instead of ``model.inertia``.
+
+    Returns:
+        ``(tauf, f, Xup)``: joint forces ``(B, nvf)``; the body forces ``(nb, B, 6)`` after the
+        backward pass (each body's force includes everything beyond it), body coordinates; the
+        transforms ``i_X_parent`` ``(nb, B, 6, 6)``.
+    """
+    if inertia is None:
+        inertia = model.inertia
+    count = qf.shape[0]
+    nb = model.nb
+    a_base = np.zeros((count, 6))
+    a_base[:, 3:] = -model.gravity  # a_0 = -a_g: gravity as a fictitious base acceleration
+    Xup = np.empty((nb, count, 6, 6))
+    S = [None] * nb
+    v = np.empty((nb, count, 6))
+    a = np.empty((nb, count, 6))
+    f = np.empty((nb, count, 6))
+    for i in range(nb):
+        joint = model.joints[i]
+        qs, vs = model.q_start[i], model.v_start[i]
+        XJ, S[i], vJ, cJ = jcalc(joint, qf[:, qs:qs + joint.nq], qdf[:, vs:vs + joint.nv])
+        Xup[i] = XJ @ model.Xtree[i]
+        p = model.parent[i]
+        qdd_i = qddf[:, vs:vs + joint.nv]
+        if p < 0:
+            v[i] = vJ
+            a[i] = np.einsum('bij,bj->bi', Xup[i], a_base)
+        else:
+            v[i] = np.einsum('bij,bj->bi', Xup[i], v[p]) + vJ
+            a[i] = np.einsum('bij,bj->bi', Xup[i], a[p]) + cross_motion(v[i], vJ)
+        a[i] += np.einsum('bij,bj->bi', S[i], qdd_i) + cJ
+        Iv = v[i] @ inertia[i].T
+        f[i] = a[i] @ inertia[i].T + cross_force(v[i], Iv)
+        if fext is not None:
+            f[i] -= fext[i]
+    tauf = np.empty((count, model.nvf))
+    for i in range(nb - 1, -1, -1):
+        vs = model.v_start[i]
+        tauf[:, vs:vs + model.joints[i].nv] = np.einsum('bji,bj->bi', S[i], f[i])
+        p = model.parent[i]
+        if p >= 0:
+            f[p] += np.einsum('bji,bj->bi', Xup[i], f[i])
+    return tauf, f, Xup
+
+
+def rnea(model, q, qd, qdd, f_ext=None):
+    """Inverse dynamics: joint forces that produce ``qdd`` at state ``(q, qd)``.
+
+    Args:
+        model: the model.
+        q: ``(nq,)`` or ``(..., nq)`` joint positions.
+        qd: ``(nv,)`` or ``(..., nv)`` joint velocities.
+        qdd: ``(nv,)`` or ``(..., nv)`` joint accelerations.
+        f_ext: ``None`` or ``{link name: (6,) or (..., 6)}``: wrench [N, N m], force first, in the
+            link frame, torque about the link frame origin, applied on the link by the
+            environment.
+
+    Returns:
+        ``(..., nv)`` joint torques / forces [N m, N], in ``model.joint_names`` order; mimic joint
+        torques are folded into their masters.
+
+    Raises:
+        ValueError: an array of the wrong size (the message names the expected size).
+        UnknownLinkError: an ``f_ext`` key that is not a link (a ``KeyError`` and ``ValueError``).
+    """
+    q, qd, qdd, shape = _prepare(model, q, qd, qdd)
+    fext = external_forces(model, f_ext, shape)
+    qf, qdf, qddf = full_coordinates(model, q, qd, qdd)
+    tauf = rnea_bodies(model, qf, qdf, qddf, fext)[0]
+    return fold_torques(model, tauf).reshape(shape + (model.nv,))
+
+
+def gravity_torques(model, q, f_ext=None):
+    """Static joint torques: ``rnea(model, q, 0, 0, f_ext)``.
+
+    Args:
+        model: the model.
+        q: ``(nq,)`` or ``(..., nq)`` joint positions.
+        f_ext: as for :func:`rnea`.
+
+    Returns:
+        ``(..., nv)`` torques that hold the robot still against gravity and ``f_ext``.
+    """
+    q = _batch('q', q, model.nq)
+    zeros = np.zeros(q.shape[:-1] + (model.nv,))
+    return rnea(model, q, zeros, zeros, f_ext)
+
+
+def _payload_setup(model, link):
+    """Inertias of only the links at and beyond ``link``, and where that wrench is collected."""
+    cached = model._payload_cache.get(link)
+    if cached is None:
+        beyond = model.subtree_links(link)
+        inertia = np.zeros_like(model.inertia)
+        base = np.zeros((6, 6))
+        for name in beyond:
+            body = model.link_body[name]
+            if body >= 0:
+                inertia[body] += model._link_inertia[name]
+            else:
+                base += model._link_inertia[name]
+        body = model.link_body[link]
+        # force in body coordinates -> link coordinates: f_L = X^-T f_B
+        to_link = np.linalg.inv(model.link_X[link]).T
+        roots = [b for b in range(model.nb) if model.parent[b] < 0]
+        cached = (inertia, base, body, to_link, roots)
+        model._payload_cache[link] = cached
+    return cached
+
+
+def payload_wrench(model, link, q, qd=None, qdd=None):
+    """Wrench that carries the bodies at and beyond ``link`` at state ``(q, qd, qdd)``.
+
+    The bodies beyond a link are the link itself and everything attached below it, through any
+    joint. The result is the wrench the rest of the robot applies on them at ``link``: gravity
+    plus their rate of change of momentum. A force/torque sensor mounted at ``link`` that reports
+    the wrench applied on the robot by the distal side reads ``contact - payload_wrench``; when
+    the payload is part of the model, the contact wrench on it is therefore
+    ``reading + payload_wrench``.
+
+    Args:
+        model: the model.
+        link: a link of the model.
+        q: ``(nq,)`` or ``(..., nq)`` joint positions.
+        qd: velocities like ``q``'s batch, ``None`` for zero.
+        qdd: accelerations, ``None`` for zero.
+
+    Returns:
+        ``(..., 6)`` wrench [N, N m], force first, in the link frame, about its origin.
+    """
+    inertia, base, body, to_link, roots = _payload_setup(model, link)
+    q = _batch('q', q, model.nq)
+    zeros = np.zeros(q.shape[:-1] + (model.nv,))
+    q, qd, qdd, shape = _prepare(model, q, zeros if qd is None else qd,
+                                 zeros if qdd is None else qdd)
+    qf, qdf, qddf = full_coordinates(model, q, qd, qdd)
+    _, f, Xup = rnea_bodies(model, qf, qdf, qddf, None, inertia)
+    if body >= 0:
+        wrench = f[body]
+    else:
+        # the link is fixed to the base: collect the root bodies' forces and the static links
+        wrench = np.zeros((q.shape[0], 6))
+        wrench[:, 3:] = -model.gravity
+        wrench = wrench @ base.T
+        for b in roots:
+            wrench += np.einsum('bji,bj->bi', Xup[b], f[b])
+    return to_public(wrench @ to_link.T).reshape(shape + (6,))

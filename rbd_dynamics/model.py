@@ -1,0 +1,325 @@
+"""The kinematic tree: links and joints turned into numbered bodies (Featherstone ch. 4).
+
+A :class:`Model` is built once from a :class:`~rbd_dynamics.description.Description` (usually a
+URDF) and never changes. Building it
+
+- picks the root link and orders the tree depth first (children in document order), so that every
+  body's parent has a smaller number (``parent[i] < i``, regular numbering);
+- merges links attached by ``fixed`` joints into the moving body they hang from, keeping every link
+  addressable by name (``link_body``, ``link_X``) for external wrenches;
+- turns ``<mimic>`` joints into a linear map from the independent coordinates;
+- sums inertias into per-body spatial inertias, in body coordinates.
+
+Body ``i`` is the child link of the i-th moving joint; the root link and the links fixed to it
+form the (immobile) base, number ``-1``.
+"""
+
+import warnings
+
+import numpy as np
+
+from .description import Description, UrdfError
+from .joints import JointModel
+from .spatial import frame_transform, rpy_to_matrix, spatial_inertia
+from .urdf import MAX_DESCRIPTION_BYTES, parse_urdf
+
+
+class InertiaWarning(UserWarning):
+    """A link inertia is finite but not physically consistent."""
+
+
+class UnknownLinkError(KeyError, ValueError):
+    """A link name that is not part of the model (both a ``KeyError`` and a ``ValueError``)."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ''
+
+
+def _inertia_problem(inertia):
+    """A sentence describing why a rotational inertia is not physical, or ``''``."""
+    scale = max(1.0, float(np.abs(inertia).max()))
+    moments = np.linalg.eigvalsh(inertia)
+    if moments[0] < -1e-12 * scale:
+        return 'is not positive semi-definite (principal moments %s)' % moments.tolist()
+    a, b, c = moments
+    if c > a + b + 1e-9 * scale:
+        return ('breaks the triangle inequality (principal moments %s: the largest exceeds the '
+                'sum of the others)' % moments.tolist())
+    return ''
+
+
+class Model:
+    """Rigid-body tree of a robot with a fixed root link.
+
+    Public attributes (see the package contract):
+        joint_names: independent joints, in the order of ``q``, ``qd``, ``qdd`` and ``tau``.
+        joint_types: URDF type of each independent joint.
+        joint_nq, joint_nv: number of position / velocity coordinates of each independent joint.
+        link_names: every link of the model (fixed-joint children included), in tree order.
+        nq, nv: sizes of ``q`` and of ``qd``/``qdd``/``tau``.
+        gravity: ``(3,)`` gravity acceleration in the root link frame [m/s^2].
+        mimic: mimic joint name -> ``(independent master, multiplier, offset)``.
+        root_link: name of the root link.
+        warnings: tuple of messages about accepted but suspicious input (inconsistent inertias).
+
+    Featherstone's system model (body ``i`` = child of the i-th moving joint, 0-based):
+        nb: number of bodies.
+        parent: ``(nb,)`` parent body, -1 for the base.
+        joints: :class:`~rbd_dynamics.joints.JointModel` of each body's joint.
+        Xtree: ``(nb, 6, 6)`` ``i_X_parent`` at zero joint position (joint frame in parent body).
+        inertia: ``(nb, 6, 6)`` spatial inertia of each body in its own coordinates.
+        body_joint_names: name of each body's joint (mimic joints included).
+        q_start, v_start: first index of each body's coordinates in the full vectors ``qf``/``vf``
+            (one entry per body joint, mimic joints included).
+    """
+
+    def __init__(self, description, gravity=(0.0, 0.0, -9.81), root_link=None):
+        """Build the model; prefer :meth:`from_urdf`, :meth:`from_urdf_file` or
+        :meth:`from_description`.
+
+        Raises:
+            UrdfError: the description is unusable (the message names the element).
+        """
+        gravity = np.array(gravity, dtype=float).reshape(-1)
+        if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
+            raise ValueError('gravity must be 3 finite numbers, got %s' % gravity.tolist())
+        self.gravity = gravity
+        self.gravity.setflags(write=False)
+        self.name = description.name
+        self._build_tree(description, root_link)
+        self._build_bodies(description)
+        self._build_mimic(description)
+        self._build_inertias(description)
+        self._payload_cache = {}
+
+    # Construction ------------------------------------------------------------------------------
+
+    @classmethod
+    def from_description(cls, description, gravity=(0.0, 0.0, -9.81), root_link=None):
+        """Build a model from a :class:`~rbd_dynamics.description.Description`."""
+        return cls(description, gravity=gravity, root_link=root_link)
+
+    @classmethod
+    def from_urdf(cls, urdf_xml_text, gravity=(0.0, 0.0, -9.81), root_link=None,
+                  max_bytes=MAX_DESCRIPTION_BYTES):
+        """Build a model from URDF text.
+
+        Args:
+            urdf_xml_text: the URDF document (``str`` or ``bytes``).
+            gravity: ``(3,)`` gravity in the root link frame [m/s^2].
+            root_link: the link to use as the fixed root (a sub-tree of the URDF); ``None`` for
+                the URDF's root.
+            max_bytes: descriptions larger than this are refused [bytes].
+
+        Raises:
+            UrdfError: the description is unusable (the message names the element).
+        """
+        return cls(parse_urdf(urdf_xml_text, max_bytes=max_bytes), gravity=gravity,
+                   root_link=root_link)
+
+    @classmethod
+    def from_urdf_file(cls, path, gravity=(0.0, 0.0, -9.81), root_link=None,
+                       max_bytes=MAX_DESCRIPTION_BYTES):
+        """Build a model from a URDF file (see :meth:`from_urdf`)."""
+        with open(path, 'rb') as stream:
+            data = stream.read(max_bytes + 1)
+        return cls.from_urdf(data, gravity=gravity, root_link=root_link, max_bytes=max_bytes)
+
+    def _build_tree(self, desc, root_link):
+        children = {name: [] for name in desc.links}
+        parent_joint = {}
+        for joint in desc.joints.values():
+            for role, link in (('parent', joint.parent), ('child', joint.child)):
+                if link not in desc.links:
+                    raise UrdfError('joint %r: %s link %r is not defined' % (joint.name, role, link))
+            if joint.child in parent_joint:
+                raise UrdfError('link %r is the child of two joints, %r and %r'
+                                % (joint.child, parent_joint[joint.child].name, joint.name))
+            parent_joint[joint.child] = joint
+            children[joint.parent].append(joint)
+
+        roots = [name for name in desc.links if name not in parent_joint]
+        reached = set()
+        for root in roots:
+            reached.update(_subtree(root, children))
+        if len(reached) != len(desc.links):
+            loop = [name for name in desc.links if name not in reached]
+            raise UrdfError('the joints form a cycle through links %s' % ', '.join(loop[:10]))
+        if root_link is None or root_link == '':
+            if len(roots) > 1:
+                raise UrdfError('the description has %d root links (%s); a URDF has one root '
+                                '(root_link can select a sub-tree)'
+                                % (len(roots), ', '.join(roots[:10])))
+            root_link = roots[0]
+        elif root_link not in desc.links:
+            raise UrdfError('root_link %r is not a link of the description; links: %s'
+                            % (root_link, _listing(desc.links)))
+        self.root_link = root_link
+        self._children = children
+        self._order = _subtree(root_link, children)
+        self._parent_joint = parent_joint
+        self.link_names = tuple(self._order)
+
+    def _build_bodies(self, desc):
+        link_body = {self.root_link: -1}
+        link_X = {self.root_link: np.eye(6)}
+        parent, joints, xtree, body_joint_names, body_links = [], [], [], [], []
+        for link in self._order[1:]:
+            joint = self._parent_joint[link]
+            p_body = link_body[joint.parent]
+            # parent-body coordinates -> joint frame coordinates
+            X = frame_transform(rpy_to_matrix(joint.rpy), joint.xyz) @ link_X[joint.parent]
+            if joint.jtype == 'fixed':
+                link_body[link] = p_body
+                link_X[link] = X
+                continue
+            link_body[link] = len(parent)
+            link_X[link] = np.eye(6)
+            parent.append(p_body)
+            joints.append(JointModel(joint.jtype, joint.axis, joint.pitch))
+            xtree.append(X)
+            body_joint_names.append(joint.name)
+            body_links.append(link)
+        self.nb = len(parent)
+        self.parent = np.array(parent, dtype=np.int64).reshape(self.nb)
+        self.joints = tuple(joints)
+        self.Xtree = np.array(xtree, dtype=float).reshape(self.nb, 6, 6)
+        self.body_joint_names = tuple(body_joint_names)
+        self.body_links = tuple(body_links)
+        self.link_body = link_body
+        self.link_X = link_X
+        self.q_start = np.cumsum([0] + [j.nq for j in joints])[:-1].astype(np.int64)
+        self.v_start = np.cumsum([0] + [j.nv for j in joints])[:-1].astype(np.int64)
+        self.nqf = int(sum(j.nq for j in joints))
+        self.nvf = int(sum(j.nv for j in joints))
+
+    def _build_mimic(self, desc):
+        body_of_joint = {name: b for b, name in enumerate(self.body_joint_names)}
+        notes = []
+        mimic = {}
+        for joint in desc.joints.values():
+            if joint.mimic is None:
+                continue
+            if joint.name not in body_of_joint:
+                if joint.jtype == 'fixed' and joint.child in self.link_body:
+                    notes.append('joint %r is fixed; its <mimic> is ignored' % joint.name)
+                continue
+            if self.joints[body_of_joint[joint.name]].nv != 1:
+                raise UrdfError('joint %r: only 1-DoF joints can mimic, it is %s'
+                                % (joint.name, joint.jtype))
+            chain = [joint.name]
+            multiplier, offset = 1.0, 0.0
+            current = joint
+            while current.mimic is not None:
+                master, k, o = current.mimic
+                if master not in desc.joints:
+                    raise UrdfError('joint %r: mimics joint %r, which is not defined'
+                                    % (current.name, master))
+                if master in chain:
+                    raise UrdfError('mimic loop: %s' % ' -> '.join(chain + [master]))
+                if master not in body_of_joint:
+                    why = ('a fixed joint' if desc.joints[master].jtype == 'fixed'
+                           else 'outside the model below root_link %r' % self.root_link)
+                    raise UrdfError('joint %r: mimics joint %r, which is %s'
+                                    % (current.name, master, why))
+                if self.joints[body_of_joint[master]].nv != 1:
+                    raise UrdfError('joint %r: mimics joint %r, which is not a 1-DoF joint'
+                                    % (current.name, master))
+                # q_joint = multiplier * q_current + offset and q_current = k q_master + o
+                multiplier, offset = multiplier * k, multiplier * o + offset
+                chain.append(master)
+                current = desc.joints[master]
+            mimic[joint.name] = (current.name, multiplier, offset)
+        self.mimic = mimic
+
+        independent = [b for b, name in enumerate(self.body_joint_names) if name not in mimic]
+        self.joint_names = tuple(self.body_joint_names[b] for b in independent)
+        self.joint_types = tuple(desc.joints[n].jtype for n in self.joint_names)
+        self.joint_nq = tuple(self.joints[b].nq for b in independent)
+        self.joint_nv = tuple(self.joints[b].nv for b in independent)
+        self.nq = int(sum(self.joint_nq))
+        self.nv = int(sum(self.joint_nv))
+        q_index = dict(zip(self.joint_names, np.cumsum((0,) + self.joint_nq)[:-1]))
+        v_index = dict(zip(self.joint_names, np.cumsum((0,) + self.joint_nv)[:-1]))
+
+        # qf = q[q_src] * q_mult + q_off;  vf = v[v_src] * v_mult;  tau = fold(tauf)
+        q_src, q_mult, q_off, v_src, v_mult = [], [], [], [], []
+        for b, name in enumerate(self.body_joint_names):
+            master, k, o = mimic.get(name, (name, 1.0, 0.0))
+            nq, nv = self.joints[b].nq, self.joints[b].nv
+            q_src.extend(range(q_index[master], q_index[master] + nq))
+            q_mult.extend([k] * nq)
+            q_off.extend([o] * nq)
+            v_src.extend(range(v_index[master], v_index[master] + nv))
+            v_mult.extend([k] * nv)
+        self.q_src = np.array(q_src, dtype=np.int64)
+        self.q_mult = np.array(q_mult, dtype=float)
+        self.q_off = np.array(q_off, dtype=float)
+        self.v_src = np.array(v_src, dtype=np.int64)
+        self.v_mult = np.array(v_mult, dtype=float)
+        self.has_mimic = bool(mimic)
+        self._notes = notes
+
+    def _build_inertias(self, desc):
+        notes = list(self._notes)
+        inertia = np.zeros((self.nb, 6, 6))
+        base_inertia = np.zeros((6, 6))
+        link_inertia = {}
+        for name in self._order:
+            link = desc.links[name]
+            problem = _inertia_problem(link.inertia)
+            if problem:
+                notes.append('link %r: inertia %s' % (name, problem))
+            X = self.link_X[name]
+            # inertia of the link in its body's coordinates: X^T I X (Eq. 2.66)
+            body_inertia = X.T @ spatial_inertia(link.mass, link.com, link.inertia) @ X
+            link_inertia[name] = body_inertia
+            if self.link_body[name] >= 0:
+                inertia[self.link_body[name]] += body_inertia
+            else:
+                base_inertia += body_inertia
+        self.inertia = inertia
+        self._base_inertia = base_inertia
+        self._link_inertia = link_inertia
+        # a wrench in link coordinates, moved to body coordinates: f_B = X^T f_L
+        self.link_force_to_body = {name: X.T for name, X in self.link_X.items()}
+        self.warnings = tuple(notes)
+        for note in notes:
+            warnings.warn(note, InertiaWarning, stacklevel=4)
+
+    # Queries -------------------------------------------------------------------------------------
+
+    def check_link(self, link):
+        """Raise :class:`UnknownLinkError` (a ``KeyError`` and ``ValueError``) for a non-link."""
+        if link not in self.link_body:
+            raise UnknownLinkError('unknown link %r; links of the model: %s'
+                                   % (link, _listing(self.link_names)))
+
+    def subtree_links(self, link):
+        """Links at and beyond ``link`` (everything attached below it, through any joint)."""
+        self.check_link(link)
+        return tuple(_subtree(link, self._children))
+
+    def __repr__(self):
+        return ('Model(%r, root_link=%r, nq=%d, nv=%d, bodies=%d, links=%d)'
+                % (self.name, self.root_link, self.nq, self.nv, self.nb, len(self.link_names)))
+
+
+def _subtree(root, children):
+    """Links of the sub-tree at ``root`` in depth-first pre-order, children in joint order."""
+    order = []
+    stack = [root]
+    while stack:
+        link = stack.pop()
+        order.append(link)
+        stack.extend(joint.child for joint in reversed(children[link]))
+    return order
+
+
+def _listing(names, limit=20):
+    names = list(names)
+    text = ', '.join(names[:limit])
+    return text + (', ... (%d in all)' % len(names) if len(names) > limit else '')
+
+
+__all__ = ['Description', 'InertiaWarning', 'Model', 'UnknownLinkError', 'UrdfError']

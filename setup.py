@@ -1,0 +1,40 @@
+import os
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = 'rbd_dynamics'
+
+setup(
+    name=package_name,
+    version='0.1.0',
+    packages=find_packages(exclude=['test', 'test.*']),
+    data_files=[
+        ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
+        ('share/' + package_name, ['package.xml']),
+        (os.path.join('share', package_name, 'launch'), glob('launch/*.launch.py')),
+        (os.path.join('share', package_name, 'config'), glob('config/*.yaml')),
+        (os.path.join('share', package_name, 'urdf'), glob('urdf/*.urdf')),
+    ],
+    python_requires='>=3.10',
+    # rclpy and the message packages come from the ROS 2 installation (or the ros-<distro>-*
+    # wheels); they are not pip requirements so that `colcon build` on a ROS install works.
+    install_requires=['setuptools', 'numpy>=1.21'],
+    extras_require={
+        'fast': ['numba>=0.55'],
+        'sim': ['mujoco>=3.0'],
+        'test': ['pytest', 'hypothesis', 'pin', 'example-robot-data'],
+    },
+    zip_safe=True,
+    maintainer='rbd_dynamics maintainers',
+    maintainer_email='rbd-dynamics@example.com',
+    description='Recursive Newton-Euler inverse dynamics from a URDF, with a ROS 2 node for '
+                'feedforward and gravity-compensation torques.',
+    license='Apache-2.0',
+    tests_require=['pytest'],
+    entry_points={
+        'console_scripts': [
+            'rbd_dynamics_node = rbd_dynamics.ros.node:main',
+        ],
+    },
+)
