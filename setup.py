@@ -8,7 +8,7 @@ package_name = 'rbd_dynamics'
 setup(
     name=package_name,
     version='0.1.0',
-    packages=find_packages(exclude=['test', 'test.*']),
+    packages=find_packages(include=['rbd_dynamics', 'rbd_dynamics.*']),
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
         ('share/' + package_name, ['package.xml']),

@@ -14,7 +14,8 @@ import numpy as np
 from .joints import SUPPORTED_JOINT_TYPES
 
 #: Moments of inertia below ``-NEGATIVE_INERTIA_TOLERANCE`` [kg m^2] are errors; smaller negative
-#: values are rounding noise that real descriptions contain (talos: -5.4e-20), loaded with a warning.
+#: values are rounding noise that real descriptions contain (talos: -5.4e-20), loaded with a
+#: warning.
 NEGATIVE_INERTIA_TOLERANCE = 1e-9
 
 

@@ -7,6 +7,7 @@ of states. ``rnea`` and ``gravity_torques`` hand single states to the compiled p
 
 import numpy as np
 
+from . import _fast
 from .joints import jcalc
 from .spatial import cross_force, cross_motion, from_public, to_public
 
@@ -163,11 +164,45 @@ def rnea(model, q, qd, qdd, f_ext=None):
         ValueError: an array of the wrong size (the message names the expected size).
         UnknownLinkError: an ``f_ext`` key that is not a link (a ``KeyError`` and ``ValueError``).
     """
+    packed = model.packed
+    if packed is not None:
+        q1, qd1, qdd1 = _state(q, model.nq), _state(qd, model.nv), _state(qdd, model.nv)
+        if q1 is not None and qd1 is not None and qdd1 is not None:
+            tau = np.empty(model.nv)
+            fext = packed.zero_fext if not f_ext else _state_forces(model, f_ext)
+            _fast.rnea_state(packed, q1, qd1, qdd1, fext, tau)
+            return tau
     q, qd, qdd, shape = _prepare(model, q, qd, qdd)
     fext = external_forces(model, f_ext, shape)
+    if packed is not None:
+        tau = np.empty((q.shape[0], model.nv))
+        fext = packed.zero_fext[None] if fext is None else np.ascontiguousarray(
+            fext.transpose(1, 0, 2))
+        _fast.rnea_batch(packed, q, qd, qdd, fext, tau)
+        return tau.reshape(shape + (model.nv,))
+    return rnea_reference(model, q, qd, qdd, fext).reshape(shape + (model.nv,))
+
+
+def rnea_reference(model, q, qd, qdd, fext=None):
+    """The NumPy RNEA on checked ``(B, n)`` arrays: ``(B, nv)`` torques (no compiled path)."""
     qf, qdf, qddf = full_coordinates(model, q, qd, qdd)
-    tauf = rnea_bodies(model, qf, qdf, qddf, fext)[0]
-    return fold_torques(model, tauf).reshape(shape + (model.nv,))
+    return fold_torques(model, rnea_bodies(model, qf, qdf, qddf, fext)[0])
+
+
+def _state(value, size):
+    """A single state as a writable, contiguous float64 ``(size,)`` array, else ``None``."""
+    arr = np.asarray(value, dtype=float)
+    if arr.shape != (size,):
+        return None
+    if not (arr.flags.writeable and arr.flags.c_contiguous):
+        arr = arr.copy()
+    return arr
+
+
+def _state_forces(model, f_ext):
+    """``(nb, 6)`` body forces (Featherstone order) from a dict of single wrenches."""
+    fext = external_forces(model, f_ext, ())
+    return np.zeros((model.nb, 6)) if fext is None else np.ascontiguousarray(fext[:, 0])
 
 
 def gravity_torques(model, q, f_ext=None):
@@ -181,6 +216,15 @@ def gravity_torques(model, q, f_ext=None):
     Returns:
         ``(..., nv)`` torques that hold the robot still against gravity and ``f_ext``.
     """
+    packed = model.packed
+    if packed is not None:
+        state = _state(q, model.nq)
+        if state is not None:
+            tau = np.empty(model.nv)
+            fext = packed.zero_fext if not f_ext else _state_forces(model, f_ext)
+            _fast.rnea_state(packed, state, packed.zero_v, packed.zero_v, fext, tau,
+                             _fast.MODE_GRAVITY)
+            return tau
     q = _batch('q', q, model.nq)
     zeros = np.zeros(q.shape[:-1] + (model.nv,))
     return rnea(model, q, zeros, zeros, f_ext)

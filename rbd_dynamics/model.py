@@ -18,6 +18,7 @@ import warnings
 
 import numpy as np
 
+from . import _fast
 from .description import Description, UrdfError
 from .joints import JointModel
 from .spatial import frame_transform, rpy_to_matrix, spatial_inertia
@@ -71,6 +72,7 @@ class Model:
         body_joint_names: name of each body's joint (mimic joints included).
         q_start, v_start: first index of each body's coordinates in the full vectors ``qf``/``vf``
             (one entry per body joint, mimic joints included).
+        packed: the model packed for the compiled path, ``None`` without numba.
     """
 
     def __init__(self, description, gravity=(0.0, 0.0, -9.81), root_link=None):
@@ -91,6 +93,11 @@ class Model:
         self._build_mimic(description)
         self._build_inertias(description)
         self._payload_cache = {}
+        self.packed = None
+        if _fast.AVAILABLE:
+            # Compile (or load from numba's on-disk cache) now, so the first call is fast.
+            self.packed = _fast.PackedModel(self)
+            _fast.warm_up(self.packed)
 
     # Construction ------------------------------------------------------------------------------
 
@@ -131,7 +138,8 @@ class Model:
         for joint in desc.joints.values():
             for role, link in (('parent', joint.parent), ('child', joint.child)):
                 if link not in desc.links:
-                    raise UrdfError('joint %r: %s link %r is not defined' % (joint.name, role, link))
+                    raise UrdfError('joint %r: %s link %r is not defined'
+                                    % (joint.name, role, link))
             if joint.child in parent_joint:
                 raise UrdfError('link %r is the child of two joints, %r and %r'
                                 % (joint.child, parent_joint[joint.child].name, joint.name))

@@ -1,0 +1,69 @@
+"""Print a model summary and the inverse dynamics of a URDF at one state.
+
+    python -m rbd_dynamics [robot.urdf] [--q ...] [--qd ...] [--qdd ...]
+        [--wrench LINK fx fy fz tx ty tz]
+
+Without a file it uses the bundled demo arm. Missing state vectors are zero.
+"""
+
+import argparse
+import sys
+
+import numpy as np
+
+from . import gravity_torques, Model, rnea, UrdfError
+from .resources import demo_urdf_path
+
+
+def _vector(values, size, name):
+    if values is None:
+        return np.zeros(size)
+    if len(values) != size:
+        raise SystemExit('--%s needs %d numbers, got %d' % (name, size, len(values)))
+    return np.array(values, dtype=float)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='python -m rbd_dynamics', description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('urdf', nargs='?', help='URDF file (default: the bundled demo arm)')
+    parser.add_argument('--root-link', default=None)
+    parser.add_argument('--q', nargs='+', type=float)
+    parser.add_argument('--qd', nargs='+', type=float)
+    parser.add_argument('--qdd', nargs='+', type=float)
+    parser.add_argument('--wrench', nargs=7, action='append',
+                        metavar=('LINK', 'FX', 'FY', 'FZ', 'TX', 'TY', 'TZ'),
+                        help='external wrench on LINK: fx fy fz tx ty tz (link frame)')
+    args = parser.parse_args(argv)
+    path = args.urdf or demo_urdf_path()
+    try:
+        model = Model.from_urdf_file(path, root_link=args.root_link)
+    except (OSError, UrdfError) as err:
+        print('cannot load %s: %s' % (path, err), file=sys.stderr)
+        return 1
+    q = _vector(args.q, model.nq, 'q')
+    qd = _vector(args.qd, model.nv, 'qd')
+    qdd = _vector(args.qdd, model.nv, 'qdd')
+    f_ext = {w[0]: np.array(w[1:], dtype=float) for w in args.wrench or []}
+    try:
+        tau = rnea(model, q, qd, qdd, f_ext)
+        tau_g = gravity_torques(model, q, f_ext)
+    except (KeyError, ValueError) as err:
+        print(str(err), file=sys.stderr)
+        return 1
+    print('%s: %s' % (path, model))
+    for note in model.warnings:
+        print('warning: %s' % note)
+    if model.mimic:
+        print('mimic joints: %s' % ', '.join('%s = %g * %s + %g' % (m, k, master, o)
+                                             for m, (master, k, o) in model.mimic.items()))
+    width = max(len(n) for n in model.joint_names) if model.joint_names else 5
+    print('%-*s %12s %12s %12s' % (width, 'joint', 'q', 'tau', 'tau_gravity'))
+    for i, name in enumerate(model.joint_names):
+        print('%-*s %12.5f %12.5f %12.5f' % (width, name, q[i] if model.nq == model.nv else
+                                             float('nan'), tau[i], tau_g[i]))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
