@@ -243,11 +243,10 @@ def _payload_setup(model, link):
                 inertia[body] += model._link_inertia[name]
             else:
                 base += model._link_inertia[name]
-        body = model.link_body[link]
         # force in body coordinates -> link coordinates: f_L = X^-T f_B
         to_link = np.linalg.inv(model.link_X[link]).T
-        roots = [b for b in range(model.nb) if model.parent[b] < 0]
-        cached = (inertia, base, body, to_link, roots)
+        packed = None if model.packed is None else _fast.pack_inertia(inertia)
+        cached = (inertia, base, model.link_body[link], to_link, packed)
         model._payload_cache[link] = cached
     return cached
 
@@ -271,8 +270,24 @@ def payload_wrench(model, link, q, qd=None, qdd=None):
 
     Returns:
         ``(..., 6)`` wrench [N, N m], force first, in the link frame, about its origin.
+
+    Raises:
+        UnknownLinkError: ``link`` is not a link of the model.
+        ValueError: an array of the wrong size.
     """
-    inertia, base, body, to_link, roots = _payload_setup(model, link)
+    model.check_link(link)
+    inertia, base, body, to_link, packed_inertia = _payload_setup(model, link)
+    packed = model.packed
+    if packed is not None and body >= 0:
+        static = qd is None and qdd is None
+        q1 = _state(q, model.nq)
+        qd1 = packed.zero_v if qd is None else _state(qd, model.nv)
+        qdd1 = packed.zero_v if qdd is None else _state(qdd, model.nv)
+        if q1 is not None and qd1 is not None and qdd1 is not None:
+            _fast.rnea_state(packed, q1, qd1, qdd1, packed.zero_fext, np.empty(model.nv),
+                             _fast.MODE_GRAVITY if static else _fast.MODE_FULL, packed_inertia)
+            start = _fast.WORK_FLOATS * body + 24
+            return to_public(to_link @ packed.work[start:start + 6])
     q = _batch('q', q, model.nq)
     zeros = np.zeros(q.shape[:-1] + (model.nv,))
     q, qd, qdd, shape = _prepare(model, q, zeros if qd is None else qd,
@@ -282,10 +297,11 @@ def payload_wrench(model, link, q, qd=None, qdd=None):
     if body >= 0:
         wrench = f[body]
     else:
-        # the link is fixed to the base: collect the root bodies' forces and the static links
+        # the link is fixed to the base: the static links beyond it, plus what the root bodies
+        # beyond it pass on to the base
         wrench = np.zeros((q.shape[0], 6))
         wrench[:, 3:] = -model.gravity
         wrench = wrench @ base.T
-        for b in roots:
+        for b in np.flatnonzero(model.parent < 0):
             wrench += np.einsum('bji,bj->bi', Xup[b], f[b])
     return to_public(wrench @ to_link.T).reshape(shape + (6,))
