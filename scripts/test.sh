@@ -8,5 +8,5 @@ bash "$repo/scripts/setup_env.sh"
 cd "$repo"
 # The pytest script (not `python -m pytest`) keeps the source tree off sys.path, so the tests
 # exercise the installed package, as a user's environment would.
-"$venv/bin/flake8" rbd_dynamics test launch benchmarks scripts
+"$venv/bin/flake8" .
 exec "$venv/bin/pytest" test "$@"
