@@ -1,0 +1,248 @@
+"""ROS messages to model-ordered arrays and back, with the validation the node relies on.
+
+Nothing here imports rclpy: the functions work on any object with the message's fields, so they
+are tested without a ROS graph. Every function either returns finite arrays or raises
+``ValueError`` with a message fit for a log line.
+"""
+
+import array
+import math
+
+import numpy as np
+
+CONVENTIONS = ('applied_on_robot', 'exerted_by_robot')
+
+
+def _floats(values, what):
+    """A message sequence of float64 as a NumPy array (no copy for ``array.array('d')``)."""
+    if isinstance(values, array.array) and values.typecode == 'd':
+        return np.frombuffer(values, dtype=float) if len(values) else np.empty(0)
+    try:
+        return np.asarray(values, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError('%s is not a sequence of numbers' % what) from None
+
+
+def to_float_array(values):
+    """``array.array('d')`` from a float64 vector: what generated message fields store."""
+    out = array.array('d')
+    out.frombytes(np.ascontiguousarray(values, dtype=float).tobytes())
+    return out
+
+
+class JointStateMerger:
+    """Merge ``sensor_msgs/JointState`` messages by name into the model's coordinate order.
+
+    Several publishers may each send a part of the robot (an arm driver, a gripper driver, a
+    head). Positions are kept per joint; a message without velocities leaves the last velocity
+    of its joints in place (zero for a joint that never had one). Names that are not
+    independent joints of the model (other robots' joints, mimic joints) are ignored.
+    """
+
+    def __init__(self, joint_names, continuous=()):
+        """Args:
+            joint_names: the model's independent 1-DoF joints, in ``q`` order.
+            continuous: names of the joints whose position is an angle without limits.
+        """
+        self.joint_names = tuple(joint_names)
+        self.index = {name: i for i, name in enumerate(self.joint_names)}
+        n = len(self.joint_names)
+        self.position = np.zeros(n)
+        self.velocity = np.zeros(n)
+        self.has_position = np.zeros(n, dtype=bool)
+        self.continuous = np.array([name in set(continuous) for name in self.joint_names],
+                                   dtype=bool)
+        self.missing_count = n
+        self._last_names = None
+        self._last_map = None
+
+    def adopt(self, other):
+        """Carry the state of the joints ``other`` knew over (after a model swap)."""
+        for name, i in self.index.items():
+            j = other.index.get(name)
+            if j is not None and other.has_position[j]:
+                self.position[i] = other.position[j]
+                self.velocity[i] = other.velocity[j]
+                self.has_position[i] = True
+        self.missing_count = int(np.count_nonzero(~self.has_position))
+
+    def _map(self, names):
+        """``(message indices, model indices)`` of the model joints named in ``names``."""
+        if names == self._last_names:
+            return self._last_map
+        if len(set(names)) != len(names):
+            seen = set()
+            dup = sorted({n for n in names if n in seen or seen.add(n)})
+            raise ValueError('joint_states lists %s more than once' % ', '.join(dup))
+        src, dst = [], []
+        for k, name in enumerate(names):
+            i = self.index.get(name)
+            if i is not None:
+                src.append(k)
+                dst.append(i)
+        mapping = (np.array(src, dtype=np.intp), np.array(dst, dtype=np.intp))
+        self._last_names = list(names)
+        self._last_map = mapping
+        return mapping
+
+    def update(self, msg):
+        """Merge one message.
+
+        Returns:
+            The number of model joints the message carried.
+
+        Raises:
+            ValueError: array lengths that disagree with ``name``, duplicate names, or a
+                non-finite position or velocity of a model joint. Nothing is merged then.
+        """
+        names = msg.name
+        count = len(names)
+        position = _floats(msg.position, 'position')
+        velocity = _floats(msg.velocity, 'velocity')
+        for field, values in (('position', position), ('velocity', velocity)):
+            if len(values) not in (0, count):
+                raise ValueError('joint_states has %d names but %d %s values'
+                                 % (count, len(values), field))
+        if len(msg.effort) not in (0, count):
+            raise ValueError('joint_states has %d names but %d effort values'
+                             % (count, len(msg.effort)))
+        src, dst = self._map(list(names))
+        if not len(src):
+            return 0
+        if len(position):
+            pos = position[src]
+            if not np.all(np.isfinite(pos)):
+                bad = [names[k] for k in src[~np.isfinite(pos)]]
+                raise ValueError('joint_states position is not finite for %s' % ', '.join(bad))
+        if len(velocity):
+            vel = velocity[src]
+            if not np.all(np.isfinite(vel)):
+                bad = [names[k] for k in src[~np.isfinite(vel)]]
+                raise ValueError('joint_states velocity is not finite for %s' % ', '.join(bad))
+            self.velocity[dst] = vel
+        if len(position):
+            self.position[dst] = pos
+            if self.missing_count:
+                self.has_position[dst] = True
+                self.missing_count = int(np.count_nonzero(~self.has_position))
+        return len(src)
+
+    def missing(self):
+        """Names of the model joints that never had a position."""
+        return [name for name, ok in zip(self.joint_names, self.has_position) if not ok]
+
+
+def wrap_angle(values):
+    """Angles wrapped to ``[-pi, pi)``."""
+    return (values + math.pi) % (2.0 * math.pi) - math.pi
+
+
+class Desired:
+    """A desired input in model order: accelerations, optional positions and velocities.
+
+    Attributes:
+        qdd: ``(n,)`` accelerations (zero for joints outside the configured ``joints``).
+        q: ``(n,)`` positions, or ``None`` when the input carried none.
+        qd: ``(n,)`` velocities, or ``None``.
+        mask: ``(n,)`` bool, the joints the input covers (the PD terms act on these only).
+    """
+
+    __slots__ = ('qdd', 'q', 'qd', 'mask')
+
+    def __init__(self, qdd, q=None, qd=None, mask=None):
+        self.qdd = qdd
+        self.q = q
+        self.qd = qd
+        self.mask = mask
+
+
+def desired_from_trajectory(msg, index, n, required):
+    """A ``trajectory_msgs/JointTrajectory`` with one point as a :class:`Desired`.
+
+    Args:
+        msg: the message.
+        index: joint name -> model index (the independent joints).
+        n: number of model coordinates.
+        required: names the message must cover (the configured ``joints``).
+
+    Raises:
+        ValueError: not exactly one point, no accelerations, lengths that disagree with
+            ``joint_names``, unknown, duplicate or missing joints, non-finite values.
+    """
+    names = list(msg.joint_names)
+    if len(msg.points) != 1:
+        raise ValueError('desired_state must carry exactly one point, got %d' % len(msg.points))
+    point = msg.points[0]
+    unknown = [name for name in names if name not in index]
+    if unknown:
+        raise ValueError('desired_state names unknown joints: %s' % ', '.join(unknown))
+    if len(set(names)) != len(names):
+        raise ValueError('desired_state lists a joint more than once')
+    missing = [name for name in required if name not in set(names)]
+    if missing:
+        raise ValueError('desired_state is missing joints: %s' % ', '.join(missing))
+    rows = np.array([index[name] for name in names], dtype=np.intp)
+    acc = _floats(point.accelerations, 'accelerations')
+    if len(acc) != len(names):
+        raise ValueError('desired_state has %d joint_names but %d accelerations (required)'
+                         % (len(names), len(acc)))
+    out = Desired(np.zeros(n), mask=np.zeros(n, dtype=bool))
+    out.mask[rows] = True
+    for field in ('positions', 'velocities', 'accelerations'):
+        values = _floats(getattr(point, field), field)
+        if not len(values):
+            continue
+        if len(values) != len(names):
+            raise ValueError('desired_state has %d joint_names but %d %s'
+                             % (len(names), len(values), field))
+        if not np.all(np.isfinite(values)):
+            raise ValueError('desired_state %s are not finite' % field)
+        full = np.zeros(n)
+        full[rows] = values
+        if field == 'positions':
+            out.q = full
+        elif field == 'velocities':
+            out.qd = full
+        else:
+            out.qdd = full
+    return out
+
+
+def desired_from_array(msg, rows, n):
+    """A ``std_msgs/Float64MultiArray`` of accelerations in ``joints`` order as a :class:`Desired`.
+
+    Args:
+        msg: the message.
+        rows: ``(len(joints),)`` model index of each configured joint.
+        n: number of model coordinates.
+
+    Raises:
+        ValueError: wrong length or non-finite values.
+    """
+    values = _floats(msg.data, 'data')
+    if len(values) != len(rows):
+        raise ValueError('desired_accelerations has %d entries, joints has %d'
+                         % (len(values), len(rows)))
+    if not np.all(np.isfinite(values)):
+        raise ValueError('desired_accelerations are not finite')
+    out = Desired(np.zeros(n), mask=np.zeros(n, dtype=bool))
+    out.qdd[rows] = values
+    out.mask[rows] = True
+    return out
+
+
+def wrench_to_array(msg, convention):
+    """``geometry_msgs/WrenchStamped`` as ``(6,)`` [fx fy fz tx ty tz] applied on the robot.
+
+    Raises:
+        ValueError: a non-finite component or an unknown convention.
+    """
+    if convention not in CONVENTIONS:
+        raise ValueError('unknown convention %r (use %s)' % (convention, ' or '.join(CONVENTIONS)))
+    force, torque = msg.wrench.force, msg.wrench.torque
+    values = np.array([force.x, force.y, force.z, torque.x, torque.y, torque.z], dtype=float)
+    if not np.all(np.isfinite(values)):
+        raise ValueError('wrench is not finite: %s' % values.tolist())
+    if convention == 'exerted_by_robot':
+        values = -values
+    return values

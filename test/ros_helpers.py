@@ -1,0 +1,185 @@
+"""Start the node as its own process and talk to it over real ROS 2 topics.
+
+``NodeProcess`` starts ``rbd_dynamics_node`` the way the launch file does
+(``--ros-args --params-file``); ``Peer`` is the test's side of the graph: publishers for every
+input, subscriptions that record every output, and the node's parameter service.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import WrenchStamped
+from rcl_interfaces.srv import SetParameters
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+NODE = 'rbd_dynamics'
+
+
+def node_command():
+    """The installed console script (as ``ros2 run`` and the launch file start it)."""
+    here = os.path.dirname(sys.executable)
+    for path in (os.path.join(here, 'rbd_dynamics_node'), shutil.which('rbd_dynamics_node')):
+        if path and os.path.exists(path):
+            return [path]
+    return [sys.executable, '-m', 'rbd_dynamics.ros.node']
+
+
+def write_params(path, params, node='/**'):
+    """A ROS 2 parameters file; JSON scalars and lists are valid YAML flow values."""
+    with open(path, 'w') as stream:
+        stream.write('%s:\n  ros__parameters:%s\n' % (node, '' if params else ' {}'))
+        for name, value in params.items():
+            stream.write('    %s: %s\n' % (name, json.dumps(value)))
+
+
+class NodeProcess:
+    """The node in its own process, with a parameters file; stopped with SIGINT.
+
+    Each test fixture runs its node in its own namespace (as the launch file's ``namespace``
+    argument does), so nodes that overlap in time never share a topic.
+    """
+
+    def __init__(self, params=None, namespace='', extra_args=()):
+        self.dir = tempfile.mkdtemp(prefix='rbd_node_')
+        self.params_file = os.path.join(self.dir, 'params.yaml')
+        write_params(self.params_file, params or {})
+        self.log_path = os.path.join(self.dir, 'node.log')
+        self._log = open(self.log_path, 'w')
+        cmd = node_command() + ['--ros-args', '--params-file', self.params_file]
+        if namespace:
+            cmd += ['-r', '__ns:=' + namespace]
+        cmd += list(extra_args)
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
+                                     env=dict(os.environ, PYTHONUNBUFFERED='1'))
+
+    def log(self):
+        with open(self.log_path) as stream:
+            return stream.read()
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self, timeout=10.0):
+        """Interrupt the node; its exit code (0 for a clean shutdown)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+        return self.proc.returncode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class Peer:
+    """The test's node: publishes inputs, records outputs."""
+
+    def __init__(self, namespace='', sensor_topics=(), name='rbd_test_peer'):
+        if not rclpy.ok():
+            rclpy.init()
+        node = '%s/%s' % (namespace, NODE)
+        self.node_path = node
+        self.node = rclpy.create_node(name, namespace=namespace or None)
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        n = self.node
+        self.pub_description = n.create_publisher(String, 'robot_description', latched)
+        self.pub_joint_states = n.create_publisher(JointState, 'joint_states', 10)
+        self.pub_desired = n.create_publisher(JointTrajectory, '%s/desired_state' % node, 10)
+        self.pub_desired_acc = n.create_publisher(Float64MultiArray,
+                                                  '%s/desired_accelerations' % node, 10)
+        self.pub_wrench = {topic: n.create_publisher(WrenchStamped, topic, 10)
+                           for topic in sensor_topics}
+        self.feedforward, self.gravity, self.commands, self.diagnostics = [], [], [], []
+        n.create_subscription(JointState, '%s/feedforward' % node, self.feedforward.append, 50)
+        n.create_subscription(JointState, '%s/gravity_compensation' % node,
+                              self.gravity.append, 50)
+        n.create_subscription(Float64MultiArray, '%s/effort_commands' % node,
+                              self.commands.append, 50)
+        n.create_subscription(DiagnosticArray, '/diagnostics', self.diagnostics.append, 10)
+        self.param_client = n.create_client(SetParameters, '%s/set_parameters' % node)
+
+    def spin(self, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=0.01)
+
+    def wait_for(self, predicate, timeout=15.0):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if predicate():
+                return True
+            self.executor.spin_once(timeout_sec=0.01)
+        return predicate()
+
+    def clear(self):
+        del self.feedforward[:], self.gravity[:], self.commands[:]
+
+    def wait_matched(self, timeout=15.0):
+        """Until the node subscribes to joint_states and publishes feedforward."""
+        return self.wait_for(lambda: self.pub_joint_states.get_subscription_count() > 0
+                             and self.node.count_publishers(self.node_path + '/feedforward') > 0,
+                             timeout)
+
+    def joint_state(self, names, positions=(), velocities=(), stamp=None):
+        msg = JointState()
+        msg.header.stamp = stamp or self.node.get_clock().now().to_msg()
+        msg.name = list(names)
+        msg.position = [float(v) for v in positions]
+        msg.velocity = [float(v) for v in velocities]
+        self.pub_joint_states.publish(msg)
+        return msg
+
+    def desired(self, names, accelerations, positions=(), velocities=()):
+        msg = JointTrajectory()
+        msg.joint_names = list(names)
+        point = JointTrajectoryPoint()
+        point.accelerations = [float(v) for v in accelerations]
+        point.positions = [float(v) for v in positions]
+        point.velocities = [float(v) for v in velocities]
+        msg.points = [point]
+        self.pub_desired.publish(msg)
+
+    def wrench(self, topic, frame, values):
+        msg = WrenchStamped()
+        msg.header.frame_id = frame
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        f, t = msg.wrench.force, msg.wrench.torque
+        f.x, f.y, f.z, t.x, t.y, t.z = [float(v) for v in values]
+        self.pub_wrench[topic].publish(msg)
+
+    def set_parameters(self, **values):
+        """Set parameters on the node: the list of ``SetParametersResult``."""
+        assert self.param_client.wait_for_service(timeout_sec=10.0)
+        request = SetParameters.Request()
+        request.parameters = [Parameter(name, value=value).to_parameter_msg()
+                              for name, value in values.items()]
+        future = self.param_client.call_async(request)
+        assert self.wait_for(future.done, 10.0)
+        return future.result().results
+
+    def close(self):
+        self.executor.remove_node(self.node)
+        self.node.destroy_node()

@@ -1,0 +1,349 @@
+"""The node in its own process, over real DDS: outputs equal the library's results.
+
+The robot is the bundled demo arm: a tree with a mimic finger, an F/T sensor frame (``ft_frame``)
+attached by fixed joints, and links beyond it. Each test computes the expected torques with the
+library from the same inputs it sends to the node.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip('rclpy')
+
+import rbd_dynamics as rbd  # noqa: E402
+from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+
+from ros_helpers import NodeProcess, Peer  # noqa: E402
+
+TOL = 1e-9
+
+
+@pytest.fixture(scope='module')
+def urdf():
+    with open(demo_urdf_path()) as stream:
+        return stream.read()
+
+
+@pytest.fixture(scope='module')
+def model(urdf):
+    return rbd.Model.from_urdf(urdf)
+
+
+def exchange(peer, names, q=(), qd=(), timeout=10.0):
+    """Send one joint state; the (feedforward, gravity, command) answering it, or ``None``.
+
+    Every cycle publishes one message on each output; the command carries no stamp, so it is
+    the last one once as many commands as feedforward messages have arrived.
+    """
+    peer.clear()
+    msg = peer.joint_state(names, q, qd)
+    stamp = (msg.header.stamp.sec, msg.header.stamp.nanosec)
+
+    def match(messages):
+        found = [m for m in messages if (m.header.stamp.sec, m.header.stamp.nanosec) == stamp]
+        return found[-1] if found else None
+
+    def answered():
+        return (match(peer.feedforward) is not None and match(peer.gravity) is not None
+                and len(peer.commands) >= len(peer.feedforward))
+
+    if not peer.wait_for(answered, timeout):
+        return None
+    return match(peer.feedforward), match(peer.gravity), peer.commands[-1]
+
+
+def no_answer(peer, names, q=(), qd=(), wait=0.5):
+    """Send one joint state and check that nothing answers it."""
+    peer.clear()
+    peer.joint_state(names, q, qd)
+    peer.spin(wait)
+    return not peer.feedforward and not peer.gravity and not peer.commands
+
+
+def wait_ready(peer, model, timeout=20.0):
+    """Until the node has a model and answers a complete joint state."""
+    assert peer.wait_matched(timeout)
+    zero = np.zeros(model.nv)
+    return peer.wait_for(
+        lambda: exchange(peer, model.joint_names, zero, zero, timeout=0.5) is not None, timeout)
+
+
+def in_order(model, joints, tau):
+    index = [model.joint_names.index(name) for name in joints]
+    return np.asarray(tau)[index]
+
+
+# ---------------------------------------------------------------------------------------------
+# A node configured like a real cell: custom joint order, gains, two F/T sensors (one on a
+# fixed-joint child, one reporting what the robot exerts), description on the latched topic.
+
+SENSORS = {
+    'wrist': {'topic': '/wrist/wrench', 'convention': 'applied_on_robot', 'timeout': 30.0},
+    'finger': {'topic': '/finger/wrench', 'frame': 'left_finger',
+               'convention': 'exerted_by_robot', 'timeout': 30.0},
+}
+
+
+@pytest.fixture(scope='module')
+def cell(model):
+    joints = list(reversed(model.joint_names))
+    params = {'joints': joints, 'kp': [25.0 + i for i in range(len(joints))],
+              'kd': [4.0 + 0.5 * i for i in range(len(joints))], 'desired_timeout': 30.0,
+              'wrench_sensors': sorted(SENSORS)}
+    for name, config in SENSORS.items():
+        for key, value in config.items():
+            params['wrench.%s.%s' % (name, key)] = value
+    node = NodeProcess(params, namespace='/cell')
+    peer = Peer('/cell', sensor_topics=[c['topic'] for c in SENSORS.values()])
+    yield node, peer, params
+    peer.close()
+    assert node.stop() == 0, node.log()
+
+
+def test_cell_outputs_equal_library(cell, model, urdf):
+    node, peer, params = cell
+    joints = params['joints']
+    peer.pub_description.publish(String(data=urdf))
+    assert wait_ready(peer, model), node.log()
+    rng = np.random.default_rng(3)
+    q = rng.uniform(-1.0, 1.0, model.nq)
+    q[model.joint_names.index('left_finger_joint')] = 0.01
+    qd = rng.uniform(-1.0, 1.0, model.nv)
+    q_d = q + rng.uniform(-0.05, 0.05, model.nv)
+    qd_d = rng.uniform(-1.0, 1.0, model.nv)
+    qdd_d = rng.uniform(-2.0, 2.0, model.nv)
+    w_wrist = rng.uniform(-5.0, 5.0, 6)
+    w_finger = rng.uniform(-2.0, 2.0, 6)
+
+    # the desired state in yet another order than `joints`
+    order = sorted(model.joint_names)
+    pick = [model.joint_names.index(n) for n in order]
+    peer.desired(order, qdd_d[pick], q_d[pick], qd_d[pick])
+    peer.wrench('/wrist/wrench', 'ft_frame', w_wrist)
+    peer.wrench('/finger/wrench', 'ignored_frame', w_finger)
+    peer.spin(0.5)
+    # two partial messages from two drivers; the mimic finger and a foreign joint are ignored
+    arm = [n for n in model.joint_names if n.startswith('joint')]
+    rows = [model.joint_names.index(n) for n in arm]
+    peer.joint_state(arm, q[rows], qd[rows])
+    hand_q = [q[model.joint_names.index('left_finger_joint')], 0.5, 7.0]
+    hand_qd = [qd[model.joint_names.index('left_finger_joint')], 0.1, 0.0]
+    answer = exchange(peer, ['left_finger_joint', 'right_finger_joint', 'other_robot_joint'],
+                      hand_q, hand_qd)
+    assert answer is not None, node.log()
+    ff, g, cmd = answer
+
+    kp = np.zeros(model.nv)
+    kd = np.zeros(model.nv)
+    kp[[model.joint_names.index(n) for n in joints]] = params['kp']
+    kd[[model.joint_names.index(n) for n in joints]] = params['kd']
+    qdd = qdd_d + kp * (q_d - q) + kd * (qd_d - qd)
+    f_ext = {'ft_frame': w_wrist, 'left_finger': -w_finger}
+    expect_ff = in_order(model, joints, rbd.rnea(model, q, qd, qdd, f_ext))
+    expect_g = in_order(model, joints, rbd.gravity_torques(model, q, f_ext))
+    assert list(ff.name) == joints and list(g.name) == joints
+    np.testing.assert_allclose(ff.effort, expect_ff, rtol=0, atol=TOL)
+    np.testing.assert_allclose(g.effort, expect_g, rtol=0, atol=TOL)
+    np.testing.assert_allclose(cmd.data, expect_ff, rtol=0, atol=TOL)
+    # the wrenches matter: without them the torques differ
+    assert np.abs(expect_g - in_order(model, joints, rbd.gravity_torques(model, q))).max() > 0.1
+
+    # a message without velocities keeps the last ones; new positions for the arm only
+    q2 = q.copy()
+    q2[rows] += 0.1
+    answer = exchange(peer, arm, q2[rows])
+    assert answer is not None, node.log()
+    expect = in_order(model, joints, rbd.rnea(model, q2, qd, qdd_d + kp * (q_d - q2)
+                                              + kd * (qd_d - qd), f_ext))
+    np.testing.assert_allclose(answer[0].effort, expect, rtol=0, atol=TOL)
+    assert node.alive()
+
+
+def test_cell_command_output_switch_and_rejected_parameters(cell, model):
+    node, peer, params = cell
+    joints = params['joints']
+    assert peer.wait_matched(), node.log()
+    bad = [
+        {'kp': [1.0, 2.0]},
+        {'kd': [-1.0] * len(joints)},
+        {'command_output': 'torque'},
+        {'joints': ['joint1', 'no_such_joint']},
+        {'joints': ['joint1', 'right_finger_joint']},
+        {'gravity': [0.0, -9.81]},
+        {'gravity': [0.0, 0.0, float('nan')]},
+        {'desired_timeout': -1.0},
+        {'wrench.wrist.convention': 'sideways'},
+        {'wrench.wrist.timeout': -0.5},
+        {'wrench_sensors': ['other']},
+        {'gravity': 'down'},
+    ]
+    for values in bad:
+        (result,) = peer.set_parameters(**values)
+        assert not result.successful, values
+        assert result.reason, values
+    (result,) = peer.set_parameters(kp=[1.0, 2.0])
+    assert 'kp' in result.reason and '2' in result.reason
+    (result,) = peer.set_parameters(joints=['joint1', 'no_such_joint'])
+    assert 'no_such_joint' in result.reason
+
+    # accepted: the command now carries the gravity compensation
+    (result,) = peer.set_parameters(command_output='gravity_compensation')
+    assert result.successful, result.reason
+    q = np.linspace(-0.5, 0.5, model.nq)
+    answer = exchange(peer, model.joint_names, q, np.zeros(model.nv))
+    assert answer is not None, node.log()
+    ff, g, cmd = answer
+    np.testing.assert_allclose(cmd.data, g.effort, rtol=0, atol=0)
+    assert np.abs(np.subtract(cmd.data, ff.effort)).max() > 1e-3
+    (result,) = peer.set_parameters(command_output='feedforward')
+    assert result.successful
+    # the rejected values left the old ones in place: outputs still in `joints` order
+    assert list(ff.name) == joints
+    assert node.alive()
+
+
+def test_cell_description_swap(cell, model, urdf):
+    node, peer, params = cell
+    joints = params['joints']
+    heavier = urdf.replace('<mass value="0.6"/>', '<mass value="2.6"/>')
+    assert heavier != urdf
+    swapped = rbd.Model.from_urdf(heavier)
+    peer.pub_description.publish(String(data=heavier))
+    q = np.linspace(0.3, -0.3, model.nq)
+    zero = np.zeros(model.nv)
+    expect = in_order(swapped, joints, rbd.gravity_torques(swapped, q))
+
+    def swapped_in():
+        answer = exchange(peer, model.joint_names, q, zero, timeout=1.0)
+        return answer is not None and np.allclose(answer[1].effort, expect, rtol=0, atol=TOL)
+
+    # the wrench readings are still fresh (30 s timeout): take them out of the comparison
+    for topic in ('/wrist/wrench', '/finger/wrench'):
+        peer.wrench(topic, 'ft_frame', np.zeros(6))
+    assert peer.wait_for(swapped_in, 20.0), node.log()
+
+    # an unusable description is rejected and the last good model stays in use
+    peer.pub_description.publish(String(data=heavier.replace('<joint name="joint3"',
+                                                             '<joint name="joint2"')))
+    peer.pub_description.publish(String(data='<robot name="x"><link name="a"/>'))
+    peer.spin(1.0)
+    answer = exchange(peer, model.joint_names, q, zero)
+    assert answer is not None, node.log()
+    np.testing.assert_allclose(answer[1].effort, expect, rtol=0, atol=TOL)
+    assert 'rejected' in node.log()
+    assert node.alive()
+
+
+# ---------------------------------------------------------------------------------------------
+# Payload compensation and staleness: a sensor at ft_frame that also carries the modelled
+# gripper, short timeouts.
+
+@pytest.fixture(scope='module')
+def wrist(urdf):
+    params = {'robot_description': urdf, 'wrench_sensors': ['wrist'],
+              'wrench.wrist.topic': '/ft/wrench', 'wrench.wrist.frame': 'ft_frame',
+              'wrench.wrist.compensate_payload': True, 'wrench.wrist.timeout': 0.4,
+              'desired_timeout': 0.4}
+    node = NodeProcess(params, namespace='/wrist')
+    peer = Peer('/wrist', sensor_topics=['/ft/wrench'])
+    yield node, peer
+    peer.close()
+    assert node.stop() == 0, node.log()
+
+
+def test_payload_compensation_and_staleness(wrist, model):
+    node, peer = wrist
+    assert wait_ready(peer, model), node.log()
+    q = np.array([0.2, -0.6, 0.3, -1.2, 0.4, 0.9, -0.3, 0.02])
+    qd = np.array([0.3, -0.2, 0.1, 0.4, -0.5, 0.2, 0.1, 0.0])
+    qdd_d = np.array([1.0, -0.5, 0.3, 0.2, -0.1, 0.4, 0.6, 0.0])
+    # the sensor at rest, nothing touching the tool: it reads the modelled tool's weight
+    reading = -rbd.payload_wrench(model, 'ft_frame', q)
+    payload = rbd.payload_wrench(model, 'ft_frame', q, qd, qdd_d)
+
+    def fresh_exchange():
+        peer.wrench('/ft/wrench', 'ignored', reading)
+        peer.desired(model.joint_names, qdd_d)
+        peer.spin(0.15)
+        return exchange(peer, model.joint_names, q, qd)
+
+    answer = fresh_exchange()
+    assert answer is not None, node.log()
+    ff, g, cmd = answer
+    # compensated: the tool is not counted twice, the torques are those without a reading
+    np.testing.assert_allclose(g.effort, rbd.gravity_torques(model, q), rtol=0, atol=TOL)
+    expect_ff = rbd.rnea(model, q, qd, qdd_d, {'ft_frame': reading + payload})
+    np.testing.assert_allclose(ff.effort, expect_ff, rtol=0, atol=TOL)
+    # and the reading is not negligible
+    assert np.abs(rbd.gravity_torques(model, q, {'ft_frame': reading})
+                  - rbd.gravity_torques(model, q)).max() > 0.5
+
+    # a contact on top of the tool weight is what remains
+    contact = np.array([3.0, -2.0, 5.0, 0.2, 0.1, -0.3])
+    reading = contact - rbd.payload_wrench(model, 'ft_frame', q)
+    answer = fresh_exchange()
+    np.testing.assert_allclose(answer[1].effort,
+                               rbd.gravity_torques(model, q, {'ft_frame': contact}),
+                               rtol=0, atol=TOL)
+
+    # stale desired input and wrench: zero acceleration, no external wrench
+    peer.spin(0.8)
+    answer = exchange(peer, model.joint_names, q, qd)
+    assert answer is not None, node.log()
+    np.testing.assert_allclose(answer[0].effort, rbd.rnea(model, q, qd, np.zeros(model.nv)),
+                               rtol=0, atol=TOL)
+    np.testing.assert_allclose(answer[1].effort, rbd.gravity_torques(model, q), rtol=0,
+                               atol=TOL)
+
+
+# ---------------------------------------------------------------------------------------------
+# A fresh node: nothing before every joint has a position; bad messages change nothing.
+
+@pytest.fixture
+def fresh(urdf):
+    node = NodeProcess({'robot_description': urdf}, namespace='/fresh')
+    peer = Peer('/fresh')
+    yield node, peer
+    peer.close()
+    assert node.stop() == 0, node.log()
+
+
+def test_waits_for_every_joint_and_survives_bad_messages(fresh, model):
+    node, peer = fresh
+    assert peer.wait_matched(), node.log()
+
+    def diagnosis():
+        messages = [s.message for d in peer.diagnostics for s in d.status
+                    if s.name.startswith('/fresh/')]
+        return messages[-1] if messages else ''
+
+    # the model is there (its diagnostics list every joint as missing): still no output
+    assert peer.wait_for(lambda: 'waiting for joint_states of joint1' in diagnosis(), 20.0)
+    arm = [n for n in model.joint_names if n.startswith('joint')]
+    q = np.linspace(-0.4, 0.4, model.nq)
+    rows = [model.joint_names.index(n) for n in arm]
+    assert no_answer(peer, arm, q[rows])
+    assert peer.wait_for(lambda: diagnosis() == 'waiting for joint_states of left_finger_joint',
+                         5.0), diagnosis()
+
+    bad = [
+        (['left_finger_joint'], [math.nan], []),
+        (['left_finger_joint'], [math.inf], [0.0]),
+        (['left_finger_joint'], [0.01, 0.02], []),
+        (['left_finger_joint', 'left_finger_joint'], [0.01, 0.01], []),
+        ([], [], []),
+    ]
+    for names, pos, vel in bad:
+        assert no_answer(peer, names, pos, vel, wait=0.2), names
+    answer = exchange(peer, ['left_finger_joint'], [q[-1]])
+    assert answer is not None, node.log()
+    np.testing.assert_allclose(answer[1].effort, rbd.gravity_torques(model, q), rtol=0,
+                               atol=TOL)
+    # a NaN velocity after a complete state: rejected, the next good one answered
+    assert no_answer(peer, model.joint_names, q, [math.nan] * model.nv, wait=0.2)
+    answer = exchange(peer, model.joint_names, q, np.zeros(model.nv))
+    assert answer is not None and np.all(np.isfinite(answer[0].effort))
+    assert node.alive()
