@@ -52,13 +52,15 @@ class NodeProcess:
     argument does), so nodes that overlap in time never share a topic.
     """
 
-    def __init__(self, params=None, namespace='', extra_args=()):
+    def __init__(self, params=None, namespace='', params_files=(), extra_args=()):
         self.dir = tempfile.mkdtemp(prefix='rbd_node_')
         self.params_file = os.path.join(self.dir, 'params.yaml')
         write_params(self.params_file, params or {})
         self.log_path = os.path.join(self.dir, 'node.log')
         self._log = open(self.log_path, 'w')
-        cmd = node_command() + ['--ros-args', '--params-file', self.params_file]
+        cmd = node_command() + ['--ros-args']
+        for path in list(params_files) + [self.params_file]:  # later files win, as in launch
+            cmd += ['--params-file', path]
         if namespace:
             cmd += ['-r', '__ns:=' + namespace]
         cmd += list(extra_args)

@@ -6,6 +6,7 @@ library from the same inputs it sends to the node.
 """
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ import pytest
 rclpy = pytest.importorskip('rclpy')
 
 import rbd_dynamics as rbd  # noqa: E402
-from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
+from rbd_dynamics.resources import demo_urdf_path, share_directory  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 from ros_helpers import NodeProcess, Peer  # noqa: E402
@@ -347,3 +348,30 @@ def test_waits_for_every_joint_and_survives_bad_messages(fresh, model):
     answer = exchange(peer, model.joint_names, q, np.zeros(model.nv))
     assert answer is not None and np.all(np.isfinite(answer[0].effort))
     assert node.alive()
+
+
+def test_shipped_config_and_nested_sensor_parameters(urdf, model, tmp_path):
+    """The node started like the launch file starts it: the installed config, then overrides."""
+    config = os.path.join(share_directory(), 'config', 'rbd_dynamics.yaml')
+    sensors = tmp_path / 'sensors.yaml'
+    sensors.write_text('/**:\n  ros__parameters:\n    wrench_sensors: [wrist]\n'
+                       '    wrench:\n      wrist:\n        topic: /nested/wrench\n'
+                       '        frame: ft_frame\n        timeout: 0.0\n')
+    node = NodeProcess({'robot_description': urdf}, namespace='/shipped',
+                       params_files=[config, str(sensors)])
+    peer = Peer('/shipped', sensor_topics=['/nested/wrench'])
+    try:
+        assert wait_ready(peer, model), node.log()
+        wrench = np.array([1.0, -2.0, 3.0, 0.1, -0.2, 0.3])
+        peer.wrench('/nested/wrench', '', wrench)
+        q = np.linspace(0.2, -0.2, model.nq)
+        expect = rbd.gravity_torques(model, q, {'ft_frame': wrench})
+
+        def answered():
+            answer = exchange(peer, model.joint_names, q, timeout=1.0)
+            return answer is not None and np.allclose(answer[1].effort, expect, rtol=0, atol=TOL)
+
+        assert peer.wait_for(answered, 10.0), node.log()
+    finally:
+        peer.close()
+        assert node.stop() == 0, node.log()

@@ -117,6 +117,7 @@ class DynamicsNode(Node):
         self._builder = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         self._topic_description = None
         self._model_error = ''
+        self._building = ''  # source of the description being built, if any
         self._model_source = ''
         self._model_built_at = None
         self._counts = {key: 0 for key in (
@@ -355,6 +356,7 @@ class DynamicsNode(Node):
         if not text:
             return
         self._generation += 1
+        self._building = source
         self._builder.submit(self._build_model, self._generation, source, text,
                              dict(self._p))
 
@@ -387,6 +389,9 @@ class DynamicsNode(Node):
                     else '; no model yet, nothing is published')
             log.error('robot description from %s rejected: %s%s' % (source, exc, kept))
             return
+        finally:
+            if generation == self._generation:
+                self._building = ''
         self._model_error = ''
         self._model_source = source
         self._model_built_at = time.time()
@@ -445,10 +450,12 @@ class DynamicsNode(Node):
         setup = self._setup
         if setup is None:
             self._counts['rejected_no_model'] += 1
-            self.get_logger().warning(
-                'no usable robot description yet (%s); publishing nothing'
-                % (self._model_error or 'waiting for the robot_description topic'),
-                throttle_duration_sec=LOG_PERIOD)
+            if self._building:
+                why = 'building the model of %s' % self._building
+            else:
+                why = self._model_error or 'waiting for the robot_description topic'
+            self.get_logger().warning('no usable robot description yet (%s); publishing nothing'
+                                      % why, throttle_duration_sec=LOG_PERIOD)
             return
         merger = setup.merger
         try:

@@ -1,0 +1,76 @@
+"""Launch test: the installed launch file starts a node that answers joint states.
+
+Runs under ``colcon test`` on a ROS 2 install (launch_testing's pytest plugin). Where
+launch_testing is not installed (a virtual environment with ROS 2 from the Python registry) the
+module is skipped; test_node.py covers the same behaviour by starting the node as the launch
+file does.
+"""
+
+import os
+import time
+import unittest
+
+import pytest
+
+launch_testing = pytest.importorskip('launch_testing')
+pytest.importorskip('launch_ros')
+
+import launch  # noqa: E402
+import launch_testing.actions  # noqa: E402
+import numpy as np  # noqa: E402
+import rclpy  # noqa: E402
+from ament_index_python.packages import get_package_share_directory  # noqa: E402
+from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+
+import rbd_dynamics as rbd  # noqa: E402
+
+NAMESPACE = 'launch_test'
+
+
+@pytest.mark.launch_test
+def generate_test_description():
+    share = get_package_share_directory('rbd_dynamics')
+    include = launch.actions.IncludeLaunchDescription(
+        PythonLaunchDescriptionSource(os.path.join(share, 'launch', 'rbd_dynamics.launch.py')),
+        launch_arguments={'namespace': NAMESPACE,
+                          'urdf_file': os.path.join(share, 'urdf', 'demo_arm.urdf')}.items())
+    return launch.LaunchDescription([include, launch_testing.actions.ReadyToTest()])
+
+
+class TestAnswersJointStates(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        rclpy.init()
+        cls.node = rclpy.create_node('rbd_launch_test_peer')
+        share = get_package_share_directory('rbd_dynamics')
+        cls.model = rbd.Model.from_urdf_file(os.path.join(share, 'urdf', 'demo_arm.urdf'))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.node.destroy_node()
+        rclpy.shutdown()
+
+    def test_gravity_compensation_matches_library(self):
+        received = []
+        self.node.create_subscription(
+            JointState, '/%s/rbd_dynamics/gravity_compensation' % NAMESPACE, received.append, 10)
+        pub = self.node.create_publisher(JointState, '/%s/joint_states' % NAMESPACE, 10)
+        q = np.linspace(-0.5, 0.5, self.model.nq)
+        msg = JointState(name=list(self.model.joint_names), position=q.tolist())
+        end = time.monotonic() + 20.0
+        while not received and time.monotonic() < end:
+            msg.header.stamp = self.node.get_clock().now().to_msg()
+            pub.publish(msg)
+            rclpy.spin_once(self.node, timeout_sec=0.1)
+        self.assertTrue(received, 'no gravity compensation from the launched node')
+        np.testing.assert_allclose(received[-1].effort, rbd.gravity_torques(self.model, q),
+                                   rtol=0, atol=1e-9)
+
+
+@launch_testing.post_shutdown_test()
+class TestShutdown(unittest.TestCase):
+
+    def test_exit_code(self, proc_info):
+        launch_testing.asserts.assertExitCodes(proc_info)
