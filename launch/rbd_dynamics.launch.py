@@ -7,10 +7,13 @@ Arguments:
     params_file: parameters file; default: the package's config/rbd_dynamics.yaml.
     urdf_file: optional URDF file read into the robot_description parameter; empty: the node
         subscribes to the robot_description topic (robot_state_publisher latches it).
+    commands_topic: optional topic ~/effort_commands is remapped to, e.g.
+        /effort_controller/commands for a ros2_control forward_command_controller.
 
 Example::
 
-    ros2 launch rbd_dynamics rbd_dynamics.launch.py urdf_file:=/path/robot.urdf use_sim_time:=true
+    ros2 launch rbd_dynamics rbd_dynamics.launch.py urdf_file:=/path/robot.urdf \
+        use_sim_time:=true commands_topic:=/effort_controller/commands
 """
 
 import os
@@ -29,12 +32,15 @@ def _node(context):
     if urdf_file:
         with open(urdf_file) as stream:
             overrides['robot_description'] = stream.read()
+    commands_topic = LaunchConfiguration('commands_topic').perform(context)
+    remappings = [('~/effort_commands', commands_topic)] if commands_topic else []
     return [Node(
         package='rbd_dynamics',
         executable='rbd_dynamics_node',
         name='rbd_dynamics',
         namespace=LaunchConfiguration('namespace'),
         parameters=[LaunchConfiguration('params_file'), overrides],
+        remappings=remappings,
         output='screen',
     )]
 
@@ -52,5 +58,8 @@ def generate_launch_description():
         DeclareLaunchArgument('urdf_file', default_value='',
                               description='URDF file for robot_description; empty: use the '
                               'robot_description topic'),
+        DeclareLaunchArgument('commands_topic', default_value='',
+                              description='remap ~/effort_commands to this topic (e.g. '
+                              '/effort_controller/commands); empty: no remapping'),
         OpaqueFunction(function=_node),
     ])

@@ -22,6 +22,7 @@ import rclpy  # noqa: E402
 from ament_index_python.packages import get_package_share_directory  # noqa: E402
 from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 import rbd_dynamics as rbd  # noqa: E402
 
@@ -34,7 +35,8 @@ def generate_test_description():
     include = launch.actions.IncludeLaunchDescription(
         PythonLaunchDescriptionSource(os.path.join(share, 'launch', 'rbd_dynamics.launch.py')),
         launch_arguments={'namespace': NAMESPACE,
-                          'urdf_file': os.path.join(share, 'urdf', 'demo_arm.urdf')}.items())
+                          'urdf_file': os.path.join(share, 'urdf', 'demo_arm.urdf'),
+                          'commands_topic': '/effort_controller/commands'}.items())
     return launch.LaunchDescription([include, launch_testing.actions.ReadyToTest()])
 
 
@@ -53,18 +55,21 @@ class TestAnswersJointStates(unittest.TestCase):
         rclpy.shutdown()
 
     def test_gravity_compensation_matches_library(self):
-        received = []
+        received, commands = [], []
         self.node.create_subscription(
             JointState, '/%s/rbd_dynamics/gravity_compensation' % NAMESPACE, received.append, 10)
+        self.node.create_subscription(
+            Float64MultiArray, '/effort_controller/commands', commands.append, 10)
         pub = self.node.create_publisher(JointState, '/%s/joint_states' % NAMESPACE, 10)
         q = np.linspace(-0.5, 0.5, self.model.nq)
         msg = JointState(name=list(self.model.joint_names), position=q.tolist())
         end = time.monotonic() + 20.0
-        while not received and time.monotonic() < end:
+        while not (received and commands) and time.monotonic() < end:
             msg.header.stamp = self.node.get_clock().now().to_msg()
             pub.publish(msg)
             rclpy.spin_once(self.node, timeout_sec=0.1)
         self.assertTrue(received, 'no gravity compensation from the launched node')
+        self.assertTrue(commands, 'nothing on the remapped ~/effort_commands')
         np.testing.assert_allclose(received[-1].effort, rbd.gravity_torques(self.model, q),
                                    rtol=0, atol=1e-9)
 
