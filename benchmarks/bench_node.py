@@ -1,0 +1,395 @@
+#!/usr/bin/env python3
+"""Node figures over real DDS, each against a reference measured in the same run.
+
+    python benchmarks/bench_node.py latency [--seconds 10] [--blocks 3]
+    python benchmarks/bench_node.py startup [--runs 5]
+    python benchmarks/bench_node.py soak [--minutes 10]
+    python benchmarks/bench_node.py all --quick
+
+latency: joint_states at 1 kHz from this process; the time until ``~/feedforward`` comes back
+from the rbd_dynamics node (its own process, the bundled demo arm, a wrist wrench and desired
+input at 100 Hz) against a bare rclpy relay (its own process, republishing each joint state) in
+alternating blocks. Reports p50/p90/p99/max and dropped outputs.
+
+startup: the node running without a description; the time from publishing the description on
+the latched topic to the first torque, with numba's on-disk cache warm and with an empty cache.
+
+soak: the latency workload for many minutes; dropped outputs and the node's resident memory
+per minute.
+
+Results go to stdout and, as JSON, to ``--out`` (default benchmarks/results/node.json).
+Benchmarks are not tests: nothing here asserts a time.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+os.environ.setdefault('ROS_DOMAIN_ID', str(101 - os.getpid() % 50))
+os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+
+import rclpy  # noqa: E402
+from geometry_msgs.msg import WrenchStamped  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+
+import rbd_dynamics as rbd  # noqa: E402
+from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
+
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+# The reference: a bare relay ----------------------------------------------------------------
+
+def relay_main():
+    """Republish every joint state at once (what any node does at the least)."""
+    rclpy.init(args=sys.argv)
+    node = rclpy.create_node('bench_relay')
+    pub = node.create_publisher(JointState, '~/out', 10)
+
+    def relay(msg):
+        out = JointState()
+        out.header.stamp = msg.header.stamp
+        out.name = msg.name
+        out.effort = msg.position
+        pub.publish(out)
+
+    node.create_subscription(JointState, 'joint_states', relay, 10)
+    try:
+        rclpy.spin(node)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+# Processes ------------------------------------------------------------------------------------
+
+def node_command():
+    exe = os.path.join(os.path.dirname(sys.executable), 'rbd_dynamics_node')
+    if os.path.exists(exe):
+        return [exe]
+    return [sys.executable, '-m', 'rbd_dynamics.ros.node']
+
+
+def start(cmd, namespace, params=None, env=None):
+    args = list(cmd) + ['--ros-args', '-r', '__ns:=' + namespace]
+    if params:
+        path = os.path.join(tempfile.mkdtemp(prefix='rbd_bench_'), 'params.yaml')
+        with open(path, 'w') as stream:
+            stream.write('/**:\n  ros__parameters:\n')
+            for key, value in params.items():
+                stream.write('    %s: %s\n' % (key, json.dumps(value)))
+        args += ['--params-file', path]
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, **(env or {})))
+
+
+def stop(proc):
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def rss_mb(pid):
+    with open('/proc/%d/status' % pid) as stream:
+        for line in stream:
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1]) / 1024.0
+    return float('nan')
+
+
+# The measuring side -------------------------------------------------------------------------
+
+class Driver:
+    """Publishes joint states at a fixed rate and records when each answer comes back."""
+
+    def __init__(self, namespace, output, model, extras=False):
+        self.node = rclpy.create_node('bench_driver', namespace=namespace)
+        self.model = model
+        self.pub = self.node.create_publisher(JointState, 'joint_states', 10)
+        self.received = {}
+        self.node.create_subscription(JointState, output, self._on_output, 100)
+        self.extras = extras
+        if extras:
+            self.pub_wrench = self.node.create_publisher(WrenchStamped, '/bench/wrench', 10)
+            self.pub_desired = self.node.create_publisher(
+                JointTrajectory, 'rbd_dynamics/desired_state', 10)
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+        self._stop = threading.Event()
+        self._spinner = threading.Thread(target=self._spin, daemon=True)
+        self._spinner.start()
+
+    def _spin(self):
+        while not self._stop.is_set():
+            self.executor.spin_once(timeout_sec=0.05)
+
+    def _on_output(self, msg):
+        now = time.time_ns()
+        key = msg.header.stamp.sec * 1000000000 + msg.header.stamp.nanosec
+        self.received.setdefault(key, now)
+
+    def _extras(self, k):
+        wrench = WrenchStamped()
+        wrench.header.frame_id = 'ft_frame'
+        wrench.wrench.force.z = -5.0 + 0.1 * np.sin(k / 100.0)
+        self.pub_wrench.publish(wrench)
+        desired = JointTrajectory()
+        desired.joint_names = list(self.model.joint_names)
+        point = JointTrajectoryPoint()
+        point.accelerations = [0.5 * np.sin(k / 100.0)] * self.model.nv
+        point.positions = [0.1] * self.model.nv
+        point.velocities = [0.0] * self.model.nv
+        desired.points = [point]
+        self.pub_desired.publish(desired)
+
+    def run(self, seconds, rate=1000.0, late=0.5):
+        """Publish for ``seconds``: ``{send time [ns]: receive time [ns] or None}``."""
+        msg = JointState()
+        msg.name = list(self.model.joint_names)
+        period = 1.0 / rate
+        sent = []
+        start = time.monotonic()
+        k = 0
+        while True:
+            target = start + k * period
+            now = time.monotonic()
+            if now - start >= seconds:
+                break
+            if target > now:
+                time.sleep(target - now)
+            q = 0.3 * np.sin(k * period + np.arange(self.model.nq))
+            msg.position = q.tolist()
+            msg.velocity = (0.3 * np.cos(k * period + np.arange(self.model.nv))).tolist()
+            stamp = time.time_ns()
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 1000000000)
+            self.pub.publish(msg)
+            sent.append(stamp)
+            if self.extras and k % 10 == 0:
+                self._extras(k)
+            k += 1
+        time.sleep(late)  # late answers
+        return {s: self.received.get(s) for s in sent}
+
+    def close(self):
+        self._stop.set()
+        self._spinner.join()
+        self.executor.remove_node(self.node)
+        self.node.destroy_node()
+
+
+def summarize(result, skip=0.5):
+    """Latency percentiles [us] and drops, ignoring the first ``skip`` s (discovery)."""
+    sends = sorted(result)
+    if not sends:
+        return {}
+    t0 = sends[0] + int(skip * 1e9)
+    kept = [s for s in sends if s >= t0]
+    latencies = np.array([(result[s] - s) / 1e3 for s in kept if result[s] is not None])
+    out = {'sent': len(kept), 'dropped': len(kept) - len(latencies)}
+    if len(latencies):
+        for p in (50, 90, 99):
+            out['p%d_us' % p] = float(np.percentile(latencies, p))
+        out['max_us'] = float(latencies.max())
+    return out
+
+
+def wait_first(driver, timeout=30.0):
+    """Publish slowly until the process under test answers once."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        result = driver.run(0.05, rate=100.0)
+        if any(v is not None for v in result.values()):
+            return True
+    return False
+
+
+def latency(args, report):
+    model = rbd.Model.from_urdf_file(demo_urdf_path())
+    with open(demo_urdf_path()) as stream:
+        urdf = stream.read()
+    relay = start([sys.executable, os.path.abspath(__file__), 'relay'], '/bench_relay')
+    params = {'robot_description': urdf, 'wrench_sensors': ['wrist'],
+              'wrench.wrist.topic': '/bench/wrench', 'wrench.wrist.compensate_payload': True,
+              'desired_timeout': 0.5}
+    node = start(node_command(), '/bench_node', params)
+    relay_driver = Driver('/bench_relay', 'bench_relay/out', model)
+    node_driver = Driver('/bench_node', 'rbd_dynamics/feedforward', model, extras=True)
+    try:
+        assert wait_first(relay_driver), 'the relay does not answer'
+        assert wait_first(node_driver), 'the node does not answer'
+        merged = {'relay': {}, 'node': {}}
+        for block in range(args.blocks):
+            for name, driver in (('relay', relay_driver), ('node', node_driver)):
+                driver.received.clear()
+                result = driver.run(args.seconds)
+                summary = summarize(result)
+                print('  block %d %-5s %s' % (block, name, fmt(summary)), flush=True)
+                merged[name].update(result)
+        rows = {name: summarize(result) for name, result in merged.items()}
+        rows['node']['rss_mb'] = rss_mb(node.pid)
+    finally:
+        relay_driver.close()
+        node_driver.close()
+        stop(relay)
+        stop(node)
+    ratio50 = rows['node']['p50_us'] / rows['relay']['p50_us']
+    ratio99 = rows['node']['p99_us'] / rows['relay']['p99_us']
+    print('latency at 1 kHz, %d x %g s blocks each, interleaved:' % (args.blocks, args.seconds))
+    for name in ('relay', 'node'):
+        print('  %-5s %s' % (name, fmt(rows[name])))
+    print('  node/relay: p50 %.2fx (target <= 1.5x: %s), p99 %.2fx (target <= 2x: %s), '
+          'dropped %d (target 0: %s)'
+          % (ratio50, verdict(ratio50 <= 1.5), ratio99, verdict(ratio99 <= 2.0),
+             rows['node']['dropped'], verdict(rows['node']['dropped'] == 0)))
+    report['latency'] = dict(rows, ratio_p50=ratio50, ratio_p99=ratio99)
+
+
+def fmt(summary):
+    if 'p50_us' not in summary:
+        return 'no answers (%s)' % summary
+    return ('p50 %7.1f us  p90 %7.1f  p99 %7.1f  max %8.1f  sent %6d  dropped %d'
+            % (summary['p50_us'], summary['p90_us'], summary['p99_us'], summary['max_us'],
+               summary['sent'], summary['dropped']))
+
+
+def verdict(ok):
+    return 'PASS' if ok else 'FAIL'
+
+
+def startup(args, report):
+    """Description published -> first torque, warm and cold numba cache."""
+    model = rbd.Model.from_urdf_file(demo_urdf_path())
+    with open(demo_urdf_path()) as stream:
+        urdf = stream.read()
+    results = {'warm': [], 'cold': []}
+    for run in range(args.runs):
+        for kind in ('warm', 'cold'):
+            env = {}
+            cache = None
+            if kind == 'cold':
+                cache = tempfile.mkdtemp(prefix='rbd_numba_cache_')
+                env['NUMBA_CACHE_DIR'] = cache
+            ns = '/bench_start_%s_%d' % (kind, run)
+            proc = start(node_command(), ns, env=env)
+            driver = Driver(ns, 'rbd_dynamics/feedforward', model)
+            pub = driver.node.create_publisher(String, 'robot_description', LATCHED)
+            try:
+                # the node is up when it subscribes to the description
+                end = time.monotonic() + 30.0
+                while pub.get_subscription_count() == 0 and time.monotonic() < end:
+                    time.sleep(0.01)
+                time.sleep(0.2)
+                driver.received.clear()
+                t0 = time.time_ns()
+                pub.publish(String(data=urdf))
+                first = None
+                while time.time_ns() - t0 < 60e9:
+                    driver.run(0.005, rate=1000.0, late=0.0)
+                    if driver.received:
+                        first = (min(driver.received.values()) - t0) / 1e9
+                        break
+                results[kind].append(first)
+                print('  run %d %s cache: first torque %.3f s after the description'
+                      % (run, kind, first if first is not None else float('nan')), flush=True)
+            finally:
+                driver.close()
+                stop(proc)
+                if cache:
+                    shutil.rmtree(cache, ignore_errors=True)
+    for kind, target in (('warm', 2.0), ('cold', 10.0)):
+        values = [v for v in results[kind] if v is not None]
+        median = float(np.median(values)) if values else float('nan')
+        print('startup %s cache: median %.3f s, max %.3f s (target <= %g s: %s)'
+              % (kind, median, max(values) if values else float('nan'), target,
+                 verdict(bool(values) and max(values) <= target)))
+        report['startup_%s_s' % kind] = results[kind]
+
+
+def soak(args, report):
+    model = rbd.Model.from_urdf_file(demo_urdf_path())
+    with open(demo_urdf_path()) as stream:
+        urdf = stream.read()
+    params = {'robot_description': urdf, 'wrench_sensors': ['wrist'],
+              'wrench.wrist.topic': '/bench/wrench', 'desired_timeout': 0.5}
+    node = start(node_command(), '/bench_soak', params)
+    driver = Driver('/bench_soak', 'rbd_dynamics/feedforward', model, extras=True)
+    minutes = []
+    try:
+        assert wait_first(driver), 'the node does not answer'
+        for minute in range(int(args.minutes)):
+            driver.received.clear()
+            summary = summarize(driver.run(60.0), skip=0.0)
+            summary['rss_mb'] = rss_mb(node.pid)
+            summary['alive'] = node.poll() is None
+            minutes.append(summary)
+            print('  minute %2d: %s  rss %.1f MB' % (minute + 1, fmt(summary),
+                                                     summary['rss_mb']), flush=True)
+    finally:
+        driver.close()
+        stop(node)
+    rss = [m['rss_mb'] for m in minutes]
+    dropped = sum(m['dropped'] for m in minutes)
+    growth = rss[-1] - rss[0] if rss else float('nan')
+    print('soak %d min at 1 kHz: sent %d, dropped %d, rss %.1f -> %.1f MB (growth %.1f MB '
+          'after the first minute), exit code %s'
+          % (len(minutes), sum(m['sent'] for m in minutes), dropped,
+             rss[0] if rss else float('nan'), rss[-1] if rss else float('nan'), growth,
+             node.returncode))
+    report['soak'] = {'minutes': minutes, 'dropped': dropped, 'rss_growth_mb': growth,
+                      'exit_code': node.returncode}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('what', choices=('latency', 'startup', 'soak', 'all', 'relay'))
+    parser.add_argument('--seconds', type=float, default=10.0, help='latency block length')
+    parser.add_argument('--blocks', type=int, default=3)
+    parser.add_argument('--runs', type=int, default=3, help='startup runs')
+    parser.add_argument('--minutes', type=float, default=10.0, help='soak length')
+    parser.add_argument('--quick', action='store_true', help='short blocks, one startup run')
+    parser.add_argument('--out', default=os.path.join(HERE, 'results', 'node.json'))
+    args, _ = parser.parse_known_args()  # the relay also gets --ros-args
+    if args.what == 'relay':
+        return relay_main()
+    if args.quick:
+        args.seconds, args.blocks, args.runs = 3.0, 2, 1
+    rclpy.init()
+    report = {'machine': {'cpus': os.cpu_count(), 'python': sys.version.split()[0]}}
+    try:
+        if args.what in ('latency', 'all'):
+            latency(args, report)
+        if args.what in ('startup', 'all'):
+            startup(args, report)
+        if args.what == 'soak':
+            soak(args, report)
+    finally:
+        rclpy.try_shutdown()
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, 'w') as stream:
+        json.dump(report, stream, indent=2)
+    print('results written to %s' % args.out)
+
+
+if __name__ == '__main__':
+    main()
