@@ -353,7 +353,7 @@ class DynamicsNode(Node):
     def _request_model(self, source):
         """Build the model of the current description on the worker thread."""
         text = self._p['robot_description'] or self._topic_description
-        if not text:
+        if text is None:
             return
         self._generation += 1
         self._building = source
