@@ -1,0 +1,54 @@
+"""URDF text for the analytic and property tests: small robots whose dynamics are known."""
+
+
+def _v(values):
+    return ' '.join('%.17g' % float(v) for v in values)
+
+
+def inertial(mass, com=(0.0, 0.0, 0.0), ixx=0.0, iyy=0.0, izz=0.0, ixy=0.0, ixz=0.0, iyz=0.0,
+             rpy=(0.0, 0.0, 0.0)):
+    return ('<inertial><origin xyz="%s" rpy="%s"/><mass value="%s"/>'
+            '<inertia ixx="%s" iyy="%s" izz="%s" ixy="%s" ixz="%s" iyz="%s"/></inertial>'
+            % ((_v(com), _v(rpy))
+               + tuple(_v([x]) for x in (mass, ixx, iyy, izz, ixy, ixz, iyz))))
+
+
+def link(name, *inertials):
+    return '<link name="%s">%s</link>' % (name, ''.join(inertials))
+
+
+def joint(name, jtype, parent, child, xyz=(0.0, 0.0, 0.0), rpy=(0.0, 0.0, 0.0),
+          axis=(0.0, 0.0, 1.0), mimic=None):
+    extra = ''
+    if mimic is not None:
+        extra = '<mimic joint="%s" multiplier="%r" offset="%r"/>' % mimic
+    return ('<joint name="%s" type="%s"><parent link="%s"/><child link="%s"/>'
+            '<origin xyz="%s" rpy="%s"/><axis xyz="%s"/>%s</joint>'
+            % (name, jtype, parent, child, _v(xyz), _v(rpy), _v(axis), extra))
+
+
+def robot(name, *parts):
+    return '<?xml version="1.0"?><robot name="%s">%s</robot>' % (name, ''.join(parts))
+
+
+def pendulum(mass, length, inertia_c):
+    """A bob hanging ``length`` below a joint about y; a fixed ``tip`` link at the bob."""
+    return robot(
+        'pendulum',
+        link('base'),
+        joint('swing', 'revolute', 'base', 'bob', axis=(0, 1, 0)),
+        link('bob', inertial(mass, (0, 0, -length), ixx=inertia_c, iyy=inertia_c,
+                             izz=inertia_c)),
+        joint('tip_joint', 'fixed', 'bob', 'tip', xyz=(0, 0, -length)),
+        link('tip'))
+
+
+def two_link(m1, m2, l1, lc1, lc2, i1, i2):
+    """The planar two-link arm of the lecture notes: joints about z, links along x."""
+    return robot(
+        'two_link',
+        link('base'),
+        joint('shoulder', 'revolute', 'base', 'upper'),
+        link('upper', inertial(m1, (lc1, 0, 0), ixx=0.03, iyy=i1 + 0.02, izz=i1)),
+        joint('elbow', 'revolute', 'upper', 'fore', xyz=(l1, 0, 0)),
+        link('fore', inertial(m2, (lc2, 0, 0), ixx=0.03, iyy=i2 + 0.02, izz=i2)))
