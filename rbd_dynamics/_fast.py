@@ -6,21 +6,29 @@ and rotational inertia about the body origin, and every product is written out i
 Featherstone formulas of Eqs. 2.24-2.27 and Table 5.1). A call does no allocation: the model is
 packed once into flat arrays and the workspace is preallocated.
 
-Packed layout (offsets computed by :class:`PackedModel`):
+Packed layout: one float64 array ``blob`` per model (offsets computed by :class:`PackedModel`):
 
-- ``ints``: header ``[nb, nqf, nvf, nq, nv]``, then per body ``parent``, ``jtype``, ``q_start``,
-  ``v_start``, then ``q_src`` (nqf) and ``v_src`` (nvf);
-- ``floats``: gravity (3), per body ``BODY_FLOATS`` numbers (tree rotation ``Et`` row-major,
-  tree translation ``rt``, axis, pitch, planar axes e1 and e2), then ``q_mult``, ``q_off``
-  (nqf each) and ``v_mult`` (nvf);
-- ``inertia``: ``(nb, 13)`` per body mass, ``h`` (3), rotational inertia about the origin (9);
-- ``work``: per body ``WORK_FLOATS`` numbers (``E``, ``r``, ``v``, ``a``, ``f``), then motion
-  subspace columns (6 per velocity coordinate), ``qf``, ``vf``, ``af``, ``tauf``.
+- the integers, stored as int64 bit patterns: their count, a header ``[nb, nqf, nvf, nq, nv]``,
+  per body ``parent``, ``jtype``, ``q_start``, ``v_start``, then ``q_src`` (nqf), ``v_src``
+  (nvf) and the offsets of the float regions below;
+- floats: gravity (3), per body ``BODY_FLOATS`` numbers (tree rotation ``Et`` row-major, tree
+  translation ``rt``, axis, pitch, planar axes e1 and e2), then ``q_mult``, ``q_off`` (nqf each)
+  and ``v_mult`` (nvf);
+- inertia: ``(nb, 13)`` per body mass, ``h`` (3), rotational inertia about the origin (9);
+- work: per body ``WORK_FLOATS`` numbers (``E``, ``r``, ``v``, ``a``, ``f``), then motion
+  subspace columns (6 per velocity coordinate), ``qf``, ``vf``, ``af``, ``tauf``;
+- fext: ``(nb, 6)`` external body forces, zero except during a call that has some;
+- zero_v: ``nv`` zeros (velocity and acceleration of the static case).
+
+One argument for the whole model keeps numba's per-call dispatch short. The single-state entry
+points :func:`rnea1` and :func:`gravity1` check sizes themselves and return 1 when they do not
+fit; after :func:`warm_up` they accept only the array types they were compiled for.
 
 The compiled functions are cached on disk by numba; :func:`warm_up` compiles (or loads) them.
 Set ``RBD_DYNAMICS_DISABLE_JIT=1`` to use the NumPy reference everywhere.
 """
 
+import copy
 import os
 
 import numpy as np
@@ -28,7 +36,8 @@ import numpy as np
 try:  # numba is optional: without it the NumPy reference path is used.
     if os.environ.get('RBD_DYNAMICS_DISABLE_JIT', '') not in ('', '0'):
         raise ImportError('disabled by RBD_DYNAMICS_DISABLE_JIT')
-    from numba import njit
+    import numba
+    from numba import njit, prange
     AVAILABLE = True
 except ImportError:  # pragma: no cover - exercised where numba is absent
     AVAILABLE = False
@@ -65,12 +74,42 @@ class PackedModel:
             if joint.jtype == 'planar':
                 body[i, 16:19] = joint._plane[:, 0]
                 body[i, 19:22] = joint._plane[:, 1]
-        self.floats = np.concatenate((model.gravity, body.reshape(-1), model.q_mult, model.q_off,
-                                      model.v_mult)).astype(float)
-        self.inertia = pack_inertia(model.inertia)
-        self.work = np.zeros(WORK_FLOATS * nb + 6 * nvf + nqf + 3 * nvf + 9)
-        self.zero_v = np.zeros(model.nv)
-        self.zero_fext = np.zeros((nb, 6))
+        floats = np.concatenate((model.gravity, body.reshape(-1), model.q_mult, model.q_off,
+                                 model.v_mult)).astype(float)
+        # The whole model lives in one float64 array (the integers as the bit patterns of
+        # int64 at its start), so a call passes a single model argument: numba's dispatch costs
+        # about 60 ns per argument, as much as a body's arithmetic.
+        n_ints = len(self.ints) + 6
+        sizes = (len(floats), 13 * nb, WORK_FLOATS * nb + 6 * nvf + nqf + 3 * nvf + 9, 6 * nb,
+                 model.nv)
+        offsets = 1 + n_ints + np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        ints = np.concatenate((self.ints, offsets)).astype(np.int64)
+        self.blob = np.zeros(offsets[-1])
+        self.blob.view(np.int64)[0] = n_ints
+        self.blob.view(np.int64)[1:1 + n_ints] = ints
+        self._views()
+        self.floats[...] = floats
+        self.inertia[...] = pack_inertia(model.inertia)
+
+    def _views(self):
+        """Name the regions of ``blob``: ints, floats, inertia, work, fext (zero), zero_v."""
+        n_ints = int(self.blob.view(np.int64)[0])
+        self.ints = self.blob.view(np.int64)[1:1 + n_ints]
+        o = self.ints[-6:]
+        self.floats = self.blob[o[0]:o[1]]
+        self.inertia = self.blob[o[1]:o[2]].reshape(self.nb, 13)
+        self.work = self.blob[o[2]:o[3]]
+        self.fext = self.blob[o[3]:o[4]].reshape(self.nb, 6)
+        self.zero_v = self.blob[o[4]:o[5]]
+        self.zero_fext = np.zeros((self.nb, 6))
+
+    def with_inertia(self, inertia):
+        """A copy whose bodies have the packed ``(nb, 13)`` inertias (its own workspace)."""
+        other = copy.copy(self)
+        other.blob = self.blob.copy()
+        other._views()
+        other.inertia[...] = inertia
+        return other
 
 
 def pack_inertia(inertia):
@@ -464,33 +503,91 @@ if AVAILABLE:
             tau[ints[o_vsrc + k]] += fl[o_vmul + k] * wk[o_tf + k]
 
     @njit(cache=True)
-    def _batch(ints, fl, inertia, wk, q, qd, qdd, fext, tau, mode):
+    def _regions(blob):
+        bits = blob.view(np.int64)
+        n = bits[0]
+        ints = bits[1:1 + n]
+        nb = ints[0]
+        o0, o1, o2, o3, o4, o5 = ints[n - 6], ints[n - 5], ints[n - 4], ints[n - 3], \
+            ints[n - 2], ints[n - 1]
+        return (ints, blob[o0:o1], blob[o1:o2].reshape((nb, 13)), blob[o2:o3],
+                blob[o3:o4].reshape((nb, 6)), blob[o4:o5])
+
+    @njit(cache=True)
+    def rnea1(blob, q, qd, qdd, tau):
+        """One state with the external forces of the blob's fext region; 1 for bad sizes."""
+        ints, fl, inertia, wk, fext, _ = _regions(blob)
+        nv = ints[4]
+        if q.shape[0] != ints[3] or qd.shape[0] != nv or qdd.shape[0] != nv or \
+                tau.shape[0] != nv:
+            return 1
+        _state(ints, fl, inertia, wk, q, qd, qdd, fext, tau, MODE_FULL)
+        return 0
+
+    @njit(cache=True)
+    def gravity1(blob, q, tau):
+        """One static state (zero velocity and acceleration); 1 for bad sizes."""
+        ints, fl, inertia, wk, fext, zero = _regions(blob)
+        if q.shape[0] != ints[3] or tau.shape[0] != ints[4]:
+            return 1
+        _state(ints, fl, inertia, wk, q, zero, zero, fext, tau, MODE_GRAVITY)
+        return 0
+
+    @njit(cache=True)
+    def _batch(blob, q, qd, qdd, fext, tau, mode):
         """:func:`_state` over ``q (B, nq)``; ``fext`` is ``(B, nb, 6)`` or ``(1, nb, 6)``."""
+        ints, fl, inertia, wk, _, _ = _regions(blob)
         shared = fext.shape[0] == 1
         for s in range(q.shape[0]):
             _state(ints, fl, inertia, wk, q[s], qd[s], qdd[s], fext[0 if shared else s], tau[s],
                    mode)
 
+    @njit(cache=True, parallel=True)
+    def _batch_parallel(blob, q, qd, qdd, fext, tau, mode, chunks):
+        """:func:`_batch` split into ``chunks`` ranges run on numba's threads."""
+        count = q.shape[0]
+        size = (count + chunks - 1) // chunks
+        shared = fext.shape[0] == 1
+        for c in prange(chunks):
+            ints, fl, inertia, wk, _, _ = _regions(blob.copy())  # a workspace per thread
+            for s in range(c * size, min(count, (c + 1) * size)):
+                _state(ints, fl, inertia, wk, q[s], qd[s], qdd[s], fext[0 if shared else s],
+                       tau[s], mode)
 
-def rnea_state(packed, q, qd, qdd, fext, tau, mode=MODE_FULL, inertia=None):
-    """Run the compiled RNEA on one state (arrays already checked and float64)."""
-    _state(packed.ints, packed.floats, packed.inertia if inertia is None else inertia,
-           packed.work, q, qd, qdd, fext, tau, mode)
+
+#: Batches at least this large are spread over numba's threads (all cores by default; set
+#: NUMBA_NUM_THREADS to limit them).
+PARALLEL_BATCH = 256
 
 
 def rnea_batch(packed, q, qd, qdd, fext, tau, mode=MODE_FULL):
-    """Run the compiled RNEA on ``(B, n)`` arrays; ``fext`` ``(B or 1, nb, 6)``."""
-    _batch(packed.ints, packed.floats, packed.inertia, np.zeros_like(packed.work), q, qd, qdd,
-           fext, tau, mode)
+    """Run the compiled RNEA on contiguous ``(B, n)`` arrays; ``fext`` ``(B or 1, nb, 6)``.
+
+    The batch works in its own copies of the workspace, so it never disturbs single calls.
+    """
+    threads = numba.get_num_threads()
+    if threads > 1 and q.shape[0] >= PARALLEL_BATCH:
+        _batch_parallel(packed.blob, q, qd, qdd, fext, tau, mode, threads)
+    else:
+        _batch(packed.blob.copy(), q, qd, qdd, fext, tau, mode)
 
 
 def warm_up(packed):
-    """Compile (or load from the on-disk cache) both kernels for this model's array types."""
+    """Compile (or load from numba's on-disk cache) the kernels, then freeze their types.
+
+    Once warm, the single-state entry points accept only the types they were compiled for:
+    anything else (a list, an integer or read-only array) raises ``TypeError`` at once, which
+    the callers take as the signal to use the general path, instead of compiling a new variant
+    in the middle of a control loop.
+    """
     q = _neutral(packed)
     tau = np.zeros(packed.nv)
-    rnea_state(packed, q, packed.zero_v, packed.zero_v, packed.zero_fext, tau)
-    rnea_batch(packed, q[None], packed.zero_v[None], packed.zero_v[None],
+    rnea1(packed.blob, q, np.zeros(packed.nv), np.zeros(packed.nv), tau)
+    gravity1(packed.blob, q, tau)
+    rnea_batch(packed, q[None], np.zeros((1, packed.nv)), np.zeros((1, packed.nv)),
                packed.zero_fext[None], tau[None])
+    for entry in (rnea1, gravity1):
+        entry.disable_compile()
 
 
 def _neutral(packed):

@@ -166,12 +166,24 @@ def rnea(model, q, qd, qdd, f_ext=None):
     """
     packed = model.packed
     if packed is not None:
-        q1, qd1, qdd1 = _state(q, model.nq), _state(qd, model.nv), _state(qdd, model.nv)
-        if q1 is not None and qd1 is not None and qdd1 is not None:
-            tau = np.empty(model.nv)
-            fext = packed.zero_fext if not f_ext else _state_forces(model, f_ext)
-            _fast.rnea_state(packed, q1, qd1, qdd1, fext, tau)
-            return tau
+        # The compiled entry point takes float64 vectors as they are and checks their sizes;
+        # numba refuses any other input (lists, batches, other dtypes) with TypeError or
+        # ValueError, and wrong sizes return 1: all go the general way below, which converts,
+        # validates again and reports errors.
+        tau = np.empty(packed.nv)
+        try:
+            if not f_ext:
+                if not _fast.rnea1(packed.blob, q, qd, qdd, tau):
+                    return tau
+            elif isinstance(q, np.ndarray) and q.ndim == 1:
+                packed.fext[...] = _state_forces(model, f_ext)
+                try:
+                    if not _fast.rnea1(packed.blob, q, qd, qdd, tau):
+                        return tau
+                finally:
+                    packed.fext[...] = 0.0
+        except (TypeError, ValueError):  # not for the compiled path: see below
+            pass
     q, qd, qdd, shape = _prepare(model, q, qd, qdd)
     fext = external_forces(model, f_ext, shape)
     if packed is not None:
@@ -187,16 +199,6 @@ def rnea_reference(model, q, qd, qdd, fext=None):
     """The NumPy RNEA on checked ``(B, n)`` arrays: ``(B, nv)`` torques (no compiled path)."""
     qf, qdf, qddf = full_coordinates(model, q, qd, qdd)
     return fold_torques(model, rnea_bodies(model, qf, qdf, qddf, fext)[0])
-
-
-def _state(value, size):
-    """A single state as a writable, contiguous float64 ``(size,)`` array, else ``None``."""
-    arr = np.asarray(value, dtype=float)
-    if arr.shape != (size,):
-        return None
-    if not (arr.flags.writeable and arr.flags.c_contiguous):
-        arr = arr.copy()
-    return arr
 
 
 def _state_forces(model, f_ext):
@@ -218,13 +220,20 @@ def gravity_torques(model, q, f_ext=None):
     """
     packed = model.packed
     if packed is not None:
-        state = _state(q, model.nq)
-        if state is not None:
-            tau = np.empty(model.nv)
-            fext = packed.zero_fext if not f_ext else _state_forces(model, f_ext)
-            _fast.rnea_state(packed, state, packed.zero_v, packed.zero_v, fext, tau,
-                             _fast.MODE_GRAVITY)
-            return tau
+        tau = np.empty(packed.nv)
+        try:
+            if not f_ext:
+                if not _fast.gravity1(packed.blob, q, tau):
+                    return tau
+            elif isinstance(q, np.ndarray) and q.ndim == 1:
+                packed.fext[...] = _state_forces(model, f_ext)
+                try:
+                    if not _fast.gravity1(packed.blob, q, tau):
+                        return tau
+                finally:
+                    packed.fext[...] = 0.0
+        except (TypeError, ValueError):  # not for the compiled path: see below
+            pass
     q = _batch('q', q, model.nq)
     zeros = np.zeros(q.shape[:-1] + (model.nv,))
     return rnea(model, q, zeros, zeros, f_ext)
@@ -245,7 +254,8 @@ def _payload_setup(model, link):
                 base += model._link_inertia[name]
         # force in body coordinates -> link coordinates: f_L = X^-T f_B
         to_link = np.linalg.inv(model.link_X[link]).T
-        packed = None if model.packed is None else _fast.pack_inertia(inertia)
+        packed = (None if model.packed is None
+                  else model.packed.with_inertia(_fast.pack_inertia(inertia)))
         cached = (inertia, base, model.link_body[link], to_link, packed)
         model._payload_cache[link] = cached
     return cached
@@ -279,15 +289,20 @@ def payload_wrench(model, link, q, qd=None, qdd=None):
     inertia, base, body, to_link, packed_inertia = _payload_setup(model, link)
     packed = model.packed
     if packed is not None and body >= 0:
-        static = qd is None and qdd is None
-        q1 = _state(q, model.nq)
-        qd1 = packed.zero_v if qd is None else _state(qd, model.nv)
-        qdd1 = packed.zero_v if qdd is None else _state(qdd, model.nv)
-        if q1 is not None and qd1 is not None and qdd1 is not None:
-            _fast.rnea_state(packed, q1, qd1, qdd1, packed.zero_fext, np.empty(model.nv),
-                             _fast.MODE_GRAVITY if static else _fast.MODE_FULL, packed_inertia)
-            start = _fast.WORK_FLOATS * body + 24
-            return to_public(to_link @ packed.work[start:start + 6])
+        tau = np.empty(model.nv)
+        try:
+            if qd is None and qdd is None:
+                status = _fast.gravity1(packed_inertia.blob, q, tau)
+            else:
+                zero = packed_inertia.zero_v
+                status = _fast.rnea1(packed_inertia.blob, q,
+                                     zero if qd is None else qd, zero if qdd is None else qdd,
+                                     tau)
+            if not status:
+                start = _fast.WORK_FLOATS * body + 24
+                return to_public(to_link @ packed_inertia.work[start:start + 6])
+        except (TypeError, ValueError):  # not for the compiled path: see below
+            pass
     q = _batch('q', q, model.nq)
     zeros = np.zeros(q.shape[:-1] + (model.nv,))
     q, qd, qdd, shape = _prepare(model, q, zeros if qd is None else qd,

@@ -179,3 +179,41 @@ def test_without_numba_the_reference_path_gives_the_same_numbers(tmp_path):
     qd = np.linspace(1, -1, model.nv)
     expected = rbd.rnea(model, q, qd, np.ones(model.nv), {'ft_frame': [1, 2, 3, 0.1, 0.2, 0.3]})
     np.testing.assert_allclose(result['tau'], expected, rtol=0, atol=1e-12)
+
+
+def test_every_kind_of_input_reaches_the_same_answer():
+    """Inputs the compiled entry points refuse (lists, other dtypes, strided or read-only
+    arrays) take the general path: same numbers, and size errors name the expected size."""
+    model = _load(MODELS['demo_arm'])
+    rng = np.random.default_rng(9)
+    q, qd, qdd = rng.uniform(-1, 1, (3, model.nv))
+    f_ext = {'ft_frame': rng.normal(size=6)}
+    expected = rnea_reference(model, q[None], qd[None], qdd[None],
+                              external_forces(model, f_ext, (1,)))[0]
+    expected_g = rnea_reference(model, q[None], 0 * qd[None], 0 * qdd[None])[0]
+    strided = np.zeros((model.nv, 2))
+    strided[:, 0] = q
+    readonly = q.copy()
+    readonly.setflags(write=False)
+    for variant in (q, list(q), tuple(q), strided[:, 0],
+                    readonly):
+        np.testing.assert_allclose(rbd.rnea(model, variant, qd, qdd, f_ext), expected,
+                                   rtol=0, atol=1e-12)
+        np.testing.assert_allclose(rbd.gravity_torques(model, variant), expected_g, rtol=0,
+                                   atol=1e-12)
+    ints = np.zeros(model.nv, dtype=np.int64)
+    np.testing.assert_allclose(rbd.gravity_torques(model, ints),
+                               rnea_reference(model, ints[None] * 1.0, 0 * qd[None],
+                                              0 * qdd[None])[0], rtol=0, atol=1e-12)
+    for bad in (q[:-1], np.append(q, 0.0), [], 0.5):
+        with pytest.raises(ValueError, match='model expects %d' % model.nv):
+            rbd.rnea(model, bad, qd, qdd)
+        with pytest.raises(ValueError, match='model expects %d' % model.nv):
+            rbd.gravity_torques(model, bad)
+    with pytest.raises(ValueError, match='model expects %d' % model.nv):
+        rbd.rnea(model, q, qd[:-1], qdd)
+    # the external-force region is cleared after each call
+    np.testing.assert_allclose(rbd.rnea(model, q, qd, qdd),
+                               rnea_reference(model, q[None], qd[None], qdd[None])[0], rtol=0,
+                               atol=1e-12)
+    assert not model.packed.fext.any()

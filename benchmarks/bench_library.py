@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Library figures against Pinocchio, measured side by side in one run.
+
+    python benchmarks/bench_library.py [--quick] [--out benchmarks/results/library.json]
+
+For each case the two functions are timed in alternating blocks on the same random states, so
+machine load falls on both alike; the table gives medians (and the 10th-90th percentile spread)
+of the per-call time over the blocks, and the ratio of the medians. Needs ``pin`` and
+``example-robot-data`` (test dependencies). Benchmarks are not tests: nothing asserts a time.
+"""
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+import timeit
+import warnings
+
+import numpy as np
+
+import rbd_dynamics as rbd
+from rbd_dynamics import _fast
+from rbd_dynamics.dynamics import rnea_reference
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), 'test'))
+
+try:
+    import pinocchio as pin
+    from robots import PinocchioPair, robots_directory
+except ImportError as exc:  # pragma: no cover
+    sys.exit('bench_library needs pin and example-robot-data (pip install pin '
+             'example-robot-data): %s' % exc)
+
+ARM = 'panda_description/urdf/panda.urdf'
+TREE = 'talos_data/robots/talos_reduced.urdf'
+BIG = 'tiago_description/robots/tiago_dual.urdf'
+
+
+def per_call(fn, number, blocks):
+    """Seconds per call of each block."""
+    return [t / number for t in timeit.repeat(fn, number=number, repeat=blocks)]
+
+
+def side_by_side(ours, ref, number, blocks):
+    """Alternate blocks of ``ours`` and ``ref``: their per-call times [s]."""
+    a, b = [], []
+    for _ in range(blocks):
+        a += per_call(ours, number, 1)
+        b += per_call(ref, number, 1)
+    return np.array(a), np.array(b)
+
+
+def stats(values):
+    return {'median': float(np.median(values)), 'p10': float(np.percentile(values, 10)),
+            'p90': float(np.percentile(values, 90))}
+
+
+def row(report, name, ours, ref, target, unit=1e-6, label='us'):
+    s_ours, s_ref = stats(ours), stats(ref)
+    ratio = s_ours['median'] / s_ref['median']
+    ok = ratio <= target
+    print('%-44s %9.2f [%7.2f-%7.2f] %s  vs %9.2f [%7.2f-%7.2f]  ratio %5.2fx  target <= %.1fx  %s'
+          % (name, s_ours['median'] / unit, s_ours['p10'] / unit, s_ours['p90'] / unit, label,
+             s_ref['median'] / unit, s_ref['p10'] / unit, s_ref['p90'] / unit, ratio, target,
+             'PASS' if ok else 'FAIL'))
+    report[name] = {'ours': s_ours, 'reference': s_ref, 'ratio': ratio, 'target': target,
+                    'pass': ok}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--quick', action='store_true', help='fewer blocks (about 20 s)')
+    parser.add_argument('--out', default=os.path.join(HERE, 'results', 'library.json'))
+    args = parser.parse_args()
+    root = robots_directory()
+    if root is None:
+        sys.exit('example-robot-data is not installed')
+    blocks = 7 if args.quick else 21
+    number = 2000 if args.quick else 5000
+    report = {'machine': {'cpus': os.cpu_count(), 'python': sys.version.split()[0],
+                          'numpy': np.__version__, 'pinocchio': pin.__version__,
+                          'platform': platform.platform(), 'compiled_path': _fast.AVAILABLE}}
+    print('rbd_dynamics %s (compiled path: %s) vs Pinocchio %s; median [p10-p90] per call'
+          % (rbd.__version__, 'numba' if _fast.AVAILABLE else 'off', pin.__version__))
+    rng = np.random.default_rng(0)
+    for label, rel in (('7-DoF arm (panda)', ARM), ('32-DoF humanoid (talos_reduced)', TREE)):
+        pair = PinocchioPair(os.path.join(root, rel), pin)
+        model, pm, pd = pair.model, pair.pin_model, pair.pin_data
+        q, qd, qdd = pair.random_q(rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
+        pq, pv, pa = pair.pin_state(q, qd, qdd)
+        row(report, 'rnea, %s' % label,
+            *side_by_side(lambda: rbd.rnea(model, q, qd, qdd),
+                          lambda: pin.rnea(pm, pd, pq, pv, pa), number, blocks), 1.0)
+        row(report, 'gravity_torques, %s' % label,
+            *side_by_side(lambda: rbd.gravity_torques(model, q),
+                          lambda: pin.computeGeneralizedGravity(pm, pd, pq), number, blocks),
+            1.0)
+        batch = 10000
+        states = [pair.random_q(rng) for _ in range(batch)]
+        Q = np.array(states)
+        QD = rng.normal(size=(batch, model.nv))
+        QDD = rng.normal(size=(batch, model.nv))
+        pin_states = [pair.pin_state(Q[k], QD[k], QDD[k]) for k in range(batch)]
+
+        def pin_loop():
+            for a, b, c in pin_states:
+                pin.rnea(pm, pd, a, b, c)
+
+        rbd.rnea(model, Q[:1000], QD[:1000], QDD[:1000])  # load the parallel kernel
+        ours, ref = side_by_side(lambda: rbd.rnea(model, Q, QD, QDD), pin_loop, 1,
+                                 max(3, blocks // 3))
+        row(report, 'rnea batch of 10,000 / state, %s' % label, ours / batch, ref / batch, 0.5)
+        if _fast.AVAILABLE:
+            threads = _fast.numba.get_num_threads()
+            _fast.numba.set_num_threads(1)
+            one = per_call(lambda: rbd.rnea(model, Q, QD, QDD), 1, max(3, blocks // 3))
+            _fast.numba.set_num_threads(threads)
+            print('%-44s %9.2f us  (one thread; the batch above uses %d)'
+                  % ('  batch / state on one thread, %s' % label, np.median(one) / batch * 1e6,
+                     threads))
+            report['batch one thread, %s' % label] = stats(np.array(one) / batch)
+        ref_single = per_call(lambda: rnea_reference(model, q[None], qd[None], qdd[None]),
+                              max(50, number // 50), 3)
+        print('%-44s %9.2f us  (the NumPy reference path, for context)'
+              % ('  reference NumPy rnea, %s' % label, np.median(ref_single) * 1e6))
+        report['reference numpy rnea, %s' % label] = stats(ref_single)
+
+    # model building, ~100-joint robot
+    path = os.path.join(root, BIG)
+    with open(path, 'rb') as stream:
+        text = stream.read()
+    times, parse_times = [], []
+    for _ in range(5 if args.quick else 11):
+        start = time.perf_counter()
+        rbd.parse_urdf(text)
+        parse_times.append(time.perf_counter() - start)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', rbd.InertiaWarning)
+            start = time.perf_counter()
+            model = rbd.Model.from_urdf(text)
+            times.append(time.perf_counter() - start)
+    build = stats(times)
+    ok = build['median'] <= 0.1
+    print('%-44s %9.1f ms [%5.1f-%5.1f] (parse only %.1f ms)  target <= 100 ms  %s'
+          % ('model build, tiago_dual (%d joints)' % model.nv, build['median'] * 1e3,
+             build['p10'] * 1e3, build['p90'] * 1e3, np.median(parse_times) * 1e3,
+             'PASS' if ok else 'FAIL'))
+    report['model build, tiago_dual'] = {'seconds': build, 'parse_seconds': stats(parse_times),
+                                         'joints': model.nv, 'pass': ok}
+
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, 'w') as stream:
+        json.dump(report, stream, indent=2)
+    print('results written to %s' % args.out)
+
+
+if __name__ == '__main__':
+    main()
