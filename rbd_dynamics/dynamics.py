@@ -202,9 +202,21 @@ def rnea_reference(model, q, qd, qdd, fext=None):
 
 
 def _state_forces(model, f_ext):
-    """``(nb, 6)`` body forces (Featherstone order) from a dict of single wrenches."""
-    fext = external_forces(model, f_ext, ())
-    return np.zeros((model.nb, 6)) if fext is None else np.ascontiguousarray(fext[:, 0])
+    """``(nb, 6)`` body forces (Featherstone order) from a dict of single wrenches.
+
+    The common case (float arrays of 6 on known links) is summed directly; anything else goes
+    through :func:`external_forces`, which validates and reports.
+    """
+    out = np.zeros((model.nb, 6))
+    link_body = model.link_body
+    for link, wrench in f_ext.items():
+        body = link_body.get(link)
+        if body is None or wrench.__class__ is not np.ndarray or wrench.shape != (6,):
+            fext = external_forces(model, f_ext, ())
+            return np.ascontiguousarray(fext[:, 0])
+        if body >= 0:
+            out[body] += model.link_force_to_body[link] @ np.concatenate((wrench[3:], wrench[:3]))
+    return out
 
 
 def gravity_torques(model, q, f_ext=None):

@@ -11,6 +11,7 @@ path never waits for a model build and always sees a consistent model, index map
 """
 
 import concurrent.futures
+import gc
 import math
 import threading
 import time
@@ -395,6 +396,11 @@ class DynamicsNode(Node):
         self._model_error = ''
         self._model_source = source
         self._model_built_at = time.time()
+        # Move everything alive now (numba, the model) out of the collector's reach: a full
+        # collection over those objects would otherwise pause the joint-state path for
+        # milliseconds every so often.
+        gc.collect()
+        gc.freeze()
         for note in model.warnings:
             log.warning('robot description: %s (accepted)' % note)
         log.info('model %r from %s: %d joints, %d links; output joints: %s'
