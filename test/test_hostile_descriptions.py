@@ -2,12 +2,15 @@
 
 import signal
 import tracemalloc
+import warnings
 
+import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import rbd_dynamics as rbd
 
-from hostile import cases, huge_valid, ROOT_LINK
+from hostile import cases, huge_valid, ROOT_LINK, valid
 
 CASES = cases()
 
@@ -59,3 +62,36 @@ def test_a_huge_valid_description_loads(hang_guard):
     assert model.nv == 2999 and len(model.link_names) == 3000
     tau = rbd.gravity_torques(model, [0.1] * model.nq)
     assert tau.shape == (2999,) and all(abs(t) < 1e9 for t in tau)
+
+
+VALID = valid()
+NUMBERS = st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(repr),
+                    st.sampled_from(['', '-', '1e999', '0x10', '1,5', 'nan nan', '  ', '1 2 3 4']))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_mutated_descriptions_load_or_are_refused(data):
+    """Any attribute value replaced, any element cut or any character changed: the loader
+    either builds a model with finite torques or raises UrdfError, nothing else."""
+    text = VALID
+    for _ in range(data.draw(st.integers(1, 3))):
+        kind = data.draw(st.sampled_from(['value', 'cut', 'char']))
+        if kind == 'value':
+            quotes = [i for i, c in enumerate(text) if c == '"']
+            k = data.draw(st.integers(0, len(quotes) // 2 - 1)) * 2
+            text = text[:quotes[k] + 1] + data.draw(NUMBERS) + text[quotes[k + 1]:]
+        elif kind == 'cut':
+            start = data.draw(st.integers(0, len(text) - 1))
+            text = text[:start] + text[start + data.draw(st.integers(1, 80)):]
+        else:
+            at = data.draw(st.integers(0, len(text) - 1))
+            text = text[:at] + data.draw(st.sampled_from('<>"/=& \x00x9-')) + text[at + 1:]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', rbd.InertiaWarning)
+            model = rbd.Model.from_urdf(text)
+    except rbd.UrdfError:
+        return
+    tau = rbd.gravity_torques(model, np.full(model.nq, 0.3))
+    assert np.all(np.isfinite(tau))
