@@ -31,7 +31,6 @@ setup(
     description='Recursive Newton-Euler inverse dynamics from a URDF, with a ROS 2 node for '
                 'feedforward and gravity-compensation torques.',
     license='Apache-2.0',
-    tests_require=['pytest'],
     entry_points={
         'console_scripts': [
             'rbd_dynamics_node = rbd_dynamics.ros.node:main',
