@@ -28,13 +28,13 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 NODE = 'rbd_dynamics'
 
 
-def node_command():
+def node_command(script='rbd_dynamics_node', module='rbd_dynamics.ros.node'):
     """The installed console script (as ``ros2 run`` and the launch file start it)."""
     here = os.path.dirname(sys.executable)
-    for path in (os.path.join(here, 'rbd_dynamics_node'), shutil.which('rbd_dynamics_node')):
+    for path in (os.path.join(here, script), shutil.which(script)):
         if path and os.path.exists(path):
             return [path]
-    return [sys.executable, '-m', 'rbd_dynamics.ros.node']
+    return [sys.executable, '-m', module]
 
 
 def write_params(path, params, node='/**'):
@@ -52,13 +52,13 @@ class NodeProcess:
     argument does), so nodes that overlap in time never share a topic.
     """
 
-    def __init__(self, params=None, namespace='', params_files=(), extra_args=()):
+    def __init__(self, params=None, namespace='', params_files=(), extra_args=(), command=None):
         self.dir = tempfile.mkdtemp(prefix='rbd_node_')
         self.params_file = os.path.join(self.dir, 'params.yaml')
         write_params(self.params_file, params or {})
         self.log_path = os.path.join(self.dir, 'node.log')
         self._log = open(self.log_path, 'w')
-        cmd = node_command() + ['--ros-args']
+        cmd = (command or node_command()) + ['--ros-args']
         for path in list(params_files) + [self.params_file]:  # later files win, as in launch
             cmd += ['--params-file', path]
         if namespace:

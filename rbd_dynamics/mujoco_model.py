@@ -1,0 +1,164 @@
+"""A MuJoCo model of a URDF robot with the same rigid-body dynamics as :class:`Model`.
+
+The MJCF is written from the parsed description rather than by MuJoCo's URDF importer, so
+nothing is merged or rebalanced behind our back: every link is a body (fixed-joint children
+too, welded to their parent), inertias are taken as written, mimic joints become joint equality
+constraints ``q_mimic = offset + multiplier * q_master``, and damping, friction, joint limits,
+armature and contacts are all off unless asked for. Needs the optional ``mujoco`` package.
+"""
+
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from .spatial import rpy_to_matrix
+from .urdf import parse_urdf
+
+#: Mass and inertia given to massless links that carry a joint (MuJoCo refuses a moving body
+#: without inertia); small enough to change no torque at the tolerances the tests use.
+TINY_MASS = 1e-9
+
+_JOINT_TYPES = {'revolute': 'hinge', 'continuous': 'hinge', 'prismatic': 'slide'}
+
+
+def _quat(rpy):
+    """MuJoCo quaternion ``[w x y z]`` of a URDF roll-pitch-yaw."""
+    rot = rpy_to_matrix(rpy)
+    w = np.sqrt(max(0.0, 1.0 + rot[0, 0] + rot[1, 1] + rot[2, 2])) / 2.0
+    if w > 1e-6:
+        return np.array([w, (rot[2, 1] - rot[1, 2]) / (4 * w), (rot[0, 2] - rot[2, 0]) / (4 * w),
+                         (rot[1, 0] - rot[0, 1]) / (4 * w)])
+    # a half turn: take the largest diagonal entry
+    i = int(np.argmax(np.diag(rot)))
+    j, k = (i + 1) % 3, (i + 2) % 3
+    s = np.sqrt(max(0.0, 1.0 + rot[i, i] - rot[j, j] - rot[k, k])) * 2.0
+    q = np.zeros(4)
+    q[0] = (rot[k, j] - rot[j, k]) / s
+    q[1 + i] = s / 4.0
+    q[1 + j] = (rot[j, i] + rot[i, j]) / s
+    q[1 + k] = (rot[k, i] + rot[i, k]) / s
+    return q
+
+
+def _numbers(values):
+    return ' '.join('%.17g' % float(v) for v in values)
+
+
+def mjcf_from_urdf(urdf_text, gravity=(0.0, 0.0, -9.81), timestep=0.001, damping=False,
+                   limits=False, sensor_frame=None):
+    """MJCF text for the robot of ``urdf_text`` (fixed to the world at its root link).
+
+    Args:
+        urdf_text: the URDF.
+        gravity: ``(3,)`` gravity in the root link frame [m/s^2].
+        timestep: integration step [s].
+        damping: use the URDF's ``<dynamics damping friction>`` (default: none).
+        limits: enforce the URDF's position limits (default: none).
+        sensor_frame: link at which to place a force/torque sensor pair (``ft_force``,
+            ``ft_torque``): the wrench the parent applies on the links at and beyond it, in
+            its frame, about its origin (what :func:`rbd_dynamics.payload_wrench` computes).
+
+    Returns:
+        ``(mjcf_text, mimic)`` with ``mimic`` mapping mimic joints to ``(master, mult, off)``.
+    """
+    desc = parse_urdf(urdf_text)
+    extras = _urdf_extras(urdf_text) if (damping or limits) else {}
+    children = {}
+    has_parent = set()
+    for joint in desc.joints.values():
+        children.setdefault(joint.parent, []).append(joint)
+        has_parent.add(joint.child)
+    roots = [name for name in desc.links if name not in has_parent]
+    root = roots[0]
+
+    mujoco = ET.Element('mujoco', model=desc.name or 'robot')
+    ET.SubElement(mujoco, 'compiler', angle='radian', inertiafromgeom='false',
+                  balanceinertia='false', boundmass='0', boundinertia='0', autolimits='true')
+    option = ET.SubElement(mujoco, 'option', timestep=repr(float(timestep)),
+                           gravity=_numbers(gravity), integrator='RK4')
+    ET.SubElement(option, 'flag', contact='disable')
+    worldbody = ET.SubElement(mujoco, 'worldbody')
+
+    def add_inertial(body, link_name, moving):
+        link = desc.links[link_name]
+        if link.mass > 0.0:
+            inertia = link.inertia
+            ET.SubElement(body, 'inertial', pos=_numbers(link.com), mass=repr(float(link.mass)),
+                          fullinertia=_numbers([inertia[0, 0], inertia[1, 1], inertia[2, 2],
+                                                inertia[0, 1], inertia[0, 2], inertia[1, 2]]))
+        elif moving:
+            ET.SubElement(body, 'inertial', pos='0 0 0', mass=repr(TINY_MASS),
+                          diaginertia=_numbers([TINY_MASS] * 3))
+
+    def add_body(parent_element, joint):
+        body = ET.SubElement(parent_element, 'body', name=joint.child,
+                             pos=_numbers(joint.xyz), quat=_numbers(_quat(joint.rpy)))
+        moving = joint.jtype != 'fixed'
+        if moving:
+            if joint.jtype not in _JOINT_TYPES:
+                raise ValueError('joint %r: type %s is not simulated (revolute, continuous and '
+                                 'prismatic are)' % (joint.name, joint.jtype))
+            attrs = {'name': joint.name, 'type': _JOINT_TYPES[joint.jtype],
+                     'axis': _numbers(joint.axis), 'armature': '0', 'damping': '0',
+                     'frictionloss': '0'}
+            extra = extras.get(joint.name, {})
+            if damping:
+                attrs['damping'] = repr(extra.get('damping', 0.0))
+                attrs['frictionloss'] = repr(extra.get('friction', 0.0))
+            if limits and joint.jtype != 'continuous' and 'lower' in extra:
+                attrs['range'] = _numbers([extra['lower'], extra['upper']])
+                attrs['limited'] = 'true'
+            ET.SubElement(body, 'joint', **attrs)
+        add_inertial(body, joint.child, moving)
+        if joint.child == sensor_frame:
+            ET.SubElement(body, 'site', name='ft_site', pos='0 0 0', size='0.005')
+        for child in children.get(joint.child, []):
+            add_body(body, child)
+
+    for joint in children.get(root, []):
+        add_body(worldbody, joint)
+
+    mimic = {}
+    equality = None
+    for joint in desc.joints.values():
+        if joint.mimic is None:
+            continue
+        master, mult, off = joint.mimic
+        mimic[joint.name] = (master, mult, off)
+        if equality is None:
+            equality = ET.SubElement(mujoco, 'equality')
+        ET.SubElement(equality, 'joint', joint1=joint.name, joint2=master,
+                      polycoef=_numbers([off, mult, 0, 0, 0]), solref='0.002 1')
+    if sensor_frame is not None:
+        if sensor_frame not in desc.links or sensor_frame == root:
+            raise ValueError('sensor_frame %r is not a non-root link' % sensor_frame)
+        sensor = ET.SubElement(mujoco, 'sensor')
+        ET.SubElement(sensor, 'force', name='ft_force', site='ft_site')
+        ET.SubElement(sensor, 'torque', name='ft_torque', site='ft_site')
+    return ET.tostring(mujoco, encoding='unicode'), mimic
+
+
+def _urdf_extras(urdf_text):
+    """Per joint ``damping``, ``friction``, ``lower``, ``upper`` from the URDF, if present."""
+    out = {}
+    root = ET.fromstring(urdf_text)
+    for joint in root.iter('joint'):
+        entry = {}
+        dyn = joint.find('dynamics')
+        if dyn is not None:
+            entry['damping'] = float(dyn.get('damping', 0.0))
+            entry['friction'] = float(dyn.get('friction', 0.0))
+        lim = joint.find('limit')
+        if lim is not None and lim.get('lower') is not None and lim.get('upper') is not None:
+            entry['lower'] = float(lim.get('lower'))
+            entry['upper'] = float(lim.get('upper'))
+        out[joint.get('name')] = entry
+    return out
+
+
+def load(urdf_text, **kwargs):
+    """``(mujoco.MjModel, mimic)`` for ``urdf_text`` (keyword arguments of
+    :func:`mjcf_from_urdf`)."""
+    import mujoco
+    text, mimic = mjcf_from_urdf(urdf_text, **kwargs)
+    return mujoco.MjModel.from_xml_string(text), mimic
