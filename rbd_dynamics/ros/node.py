@@ -18,14 +18,12 @@ import time
 import warnings
 
 import numpy as np
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 SetParametersResult)
 from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
                               ParameterUninitializedException)
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -34,6 +32,7 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 import rbd_dynamics as rbd
+from .spinning import run
 from .conversions import (CONVENTIONS, desired_from_array, desired_from_trajectory,
                           JointStateMerger, to_float_array, wrap_angle, wrench_to_array)
 
@@ -608,6 +607,7 @@ class DynamicsNode(Node):
         add('compute time max [us]', '%.1f' % (self._compute_max_ns / 1e3))
         for key, count in self._counts.items():
             add(key, count)
+        add('callback_failures', getattr(self, 'callback_failures', 0))
         for kind, reason in self._last_error.items():
             add('last %s rejection' % kind, reason)
         status.values = values
@@ -622,17 +622,7 @@ class DynamicsNode(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = DynamicsNode()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+    run(DynamicsNode, args)
 
 
 if __name__ == '__main__':

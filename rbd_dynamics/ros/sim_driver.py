@@ -15,10 +15,8 @@ otherwise a timer steps it at ``rate``. ``/clock`` carries the simulated time.
 import math
 
 import numpy as np
-import rclpy
 from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
@@ -27,6 +25,7 @@ from std_msgs.msg import Float64MultiArray
 
 from .. import mujoco_model
 from ..resources import demo_urdf_path
+from .spinning import run
 
 
 class SimDriver(Node):
@@ -214,17 +213,7 @@ class SimDriver(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = SimDriver()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+    run(SimDriver, args)
 
 
 if __name__ == '__main__':

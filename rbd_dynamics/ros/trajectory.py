@@ -9,13 +9,13 @@ joint-state stamps, it follows simulated time without a clock of its own.
 
 import math
 
-import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from .spinning import run
 
 
 class TrajectoryPublisher(Node):
@@ -68,17 +68,7 @@ class TrajectoryPublisher(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = TrajectoryPublisher()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+    run(TrajectoryPublisher, args)
 
 
 if __name__ == '__main__':

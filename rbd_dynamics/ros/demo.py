@@ -1,0 +1,182 @@
+"""The demo: the bundled arm in MuJoCo, driven by the rbd_dynamics node, over real ROS 2 topics.
+
+    python -m rbd_dynamics.ros.demo [--seconds 10] [--out demo_output]
+
+Three processes, started as a launch file would start them: the simulated driver
+(``rbd_dynamics_sim``, lockstep at 1 kHz, wrist F/T sensor), the trajectory publisher (0.5 Hz
+swings of every arm joint, starting at rest) and the dynamics node (computed torque: feedforward
+with PD gains, on the simulated clock, the wrist sensor compensated for the gripper). This
+process watches the topics, then prints tracking errors, torque ranges and the node's compute
+time, and writes a plot. ``launch/demo.launch.py`` starts the same three on a ROS install.
+"""
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+Q0 = [0.3, 0.6, -0.2, -1.2, 0.1, 0.8, 0.0, 0.02]
+AMPLITUDE = [0.3, 0.2, 0.3, 0.25, 0.3, 0.3, 0.4, 0.0]
+JOINTS = ['joint%d' % i for i in range(1, 8)] + ['left_finger_joint']
+NS = '/demo'
+
+
+def _command(script, module):
+    exe = os.path.join(os.path.dirname(sys.executable), script)
+    return [exe] if os.path.exists(exe) else [sys.executable, '-m', module]
+
+
+def _start(cmd, params, remaps=(), log=None):
+    path = os.path.join(tempfile.mkdtemp(prefix='rbd_demo_'), 'params.yaml')
+    with open(path, 'w') as stream:
+        stream.write('/**:\n  ros__parameters:\n')
+        for key, value in params.items():
+            stream.write('    %s: %s\n' % (key, json.dumps(value)))
+    args = cmd + ['--ros-args', '-r', '__ns:=' + NS, '--params-file', path]
+    for remap in remaps:
+        args += ['-r', remap]
+    return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--seconds', type=float, default=10.0, help='simulated time')
+    parser.add_argument('--out', default='demo_output', help='folder for the plot and data')
+    args = parser.parse_args()
+    os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
+    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+
+    import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray
+    from rclpy.executors import SingleThreadedExecutor
+    from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import JointTrajectory
+
+    from ..resources import demo_urdf_path
+    with open(demo_urdf_path()) as stream:
+        urdf = stream.read()
+    os.makedirs(args.out, exist_ok=True)
+    log = open(os.path.join(args.out, 'processes.log'), 'w')
+
+    rclpy.init()
+    peer = rclpy.create_node('demo_observer', namespace=NS)
+    states, desired, feedforward, diagnostics = [], [], [], []
+    peer.create_subscription(JointState, 'joint_states', states.append, 1000)
+    peer.create_subscription(JointTrajectory, 'desired_state', desired.append, 1000)
+    peer.create_subscription(JointState, 'rbd_dynamics/feedforward', feedforward.append, 1000)
+    peer.create_subscription(DiagnosticArray, '/diagnostics', diagnostics.append, 100)
+    executor = SingleThreadedExecutor()
+    executor.add_node(peer)
+
+    print('demo: MuJoCo arm <-> rbd_dynamics node, %g s of simulated time at 1 kHz (lockstep)'
+          % args.seconds, flush=True)
+    procs = [
+        _start(_command('rbd_dynamics_sim', 'rbd_dynamics.ros.sim_driver'),
+               {'lockstep': True, 'rate': 1000.0, 'initial_positions': Q0, 'joints': JOINTS,
+                'wait_for_subscribers': 2}, log=log),
+        _start(_command('rbd_dynamics_trajectory', 'rbd_dynamics.ros.trajectory'),
+               {'joints': JOINTS, 'center': Q0, 'amplitude': AMPLITUDE, 'frequency': 0.5,
+                'forward_joint_states': True, 'use_sim_time': True}, log=log),
+        _start(_command('rbd_dynamics_node', 'rbd_dynamics.ros.node'),
+               {'robot_description': urdf, 'use_sim_time': True, 'joints': JOINTS,
+                'kp': [400.0] * 8, 'kd': [40.0] * 8, 'desired_timeout': 0.05,
+                'wrench_sensors': ['wrist'], 'wrench.wrist.topic': 'ft_sensor/wrench',
+                'wrench.wrist.compensate_payload': True, 'wrench.wrist.timeout': 0.01},
+               remaps=['~/effort_commands:=%s/effort_commands' % NS,
+                       '~/desired_state:=%s/desired_state' % NS,
+                       'joint_states:=%s/joint_states_forwarded' % NS], log=log),
+    ]
+
+    def stamp(msg):
+        return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+    start = time.monotonic()
+    try:
+        while time.monotonic() - start < 60.0 + 10 * args.seconds:
+            executor.spin_once(timeout_sec=0.05)
+            if states and stamp(states[-1]) >= args.seconds:
+                break
+            if any(p.poll() is not None for p in procs):
+                break
+        wall = time.monotonic() - start
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+        for proc in procs:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        executor.remove_node(peer)
+        peer.destroy_node()
+        rclpy.try_shutdown()
+        log.close()
+    if not states or stamp(states[-1]) < args.seconds:
+        sys.exit('demo: the loop stopped early; see %s' % os.path.join(args.out, 'processes.log'))
+    summarize(states, desired, feedforward, diagnostics, stamp, args, wall)
+
+
+def summarize(states, desired, feedforward, diagnostics, stamp, args, wall):
+    names = list(states[0].name)
+    index = [names.index(n) for n in JOINTS]
+    t = np.array([stamp(m) for m in states])
+    q = np.array([np.asarray(m.position)[index] for m in states])
+    w = 2 * np.pi * 0.5
+    q_d = np.array(Q0) + np.array(AMPLITUDE) * (1 - np.cos(w * t[:, None]))
+    error = q - q_d
+    ff_t = np.array([stamp(m) for m in feedforward])
+    tau = np.array([m.effort for m in feedforward])
+    print('%d control cycles in %.1f s of wall time (%.0f Hz lockstep)'
+          % (len(t), wall, len(t) / wall))
+    header = ('joint', 'RMS err [mrad]', 'max err [mrad]', 'torque range [N m / N]')
+    print('%-18s %12s %12s %22s' % header)
+    for j, name in enumerate(JOINTS):
+        print('%-18s %12.3f %12.3f %10.2f .. %8.2f'
+              % (name, 1e3 * np.sqrt(np.mean(error[:, j] ** 2)), 1e3 * np.abs(error[:, j]).max(),
+                 tau[:, j].min(), tau[:, j].max()))
+    compute = []
+    for msg in diagnostics:
+        for status in msg.status:
+            if status.name.startswith(NS + '/'):
+                values = {v.key: v.value for v in status.values}
+                if 'compute time mean [us]' in values:
+                    compute.append((float(values['compute time mean [us]']),
+                                    float(values['compute time max [us]'])))
+    if compute:
+        print('node compute time per joint state: mean %.0f us, max %.0f us (diagnostics)'
+              % (np.mean([c[0] for c in compute]), max(c[1] for c in compute)))
+    np.savez(os.path.join(args.out, 'demo.npz'), t=t, q=q, q_d=q_d, ff_t=ff_t, tau=tau)
+    try:
+        import matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print('matplotlib is not installed: no plot (data in %s)' % args.out)
+        return
+    fig, axes = plt.subplots(3, 1, figsize=(10, 10), sharex=True)
+    for j in range(7):
+        line, = axes[0].plot(t, q[:, j], label=JOINTS[j])
+        axes[0].plot(t, q_d[:, j], '--', color=line.get_color(), linewidth=0.8)
+        axes[1].plot(t, 1e3 * error[:, j], label=JOINTS[j])
+        axes[2].plot(ff_t, tau[:, j], label=JOINTS[j])
+    axes[0].set_ylabel('position [rad]\n(dashed: desired)')
+    axes[1].set_ylabel('tracking error [mrad]')
+    axes[2].set_ylabel('feedforward torque [N m]')
+    axes[2].set_xlabel('simulated time [s]')
+    axes[0].legend(ncol=4, fontsize=8)
+    fig.suptitle('rbd_dynamics computed-torque control of the demo arm in MuJoCo')
+    fig.tight_layout()
+    path = os.path.join(args.out, 'demo.png')
+    fig.savefig(path, dpi=100)
+    print('plot written to %s' % path)
+
+
+if __name__ == '__main__':
+    main()
