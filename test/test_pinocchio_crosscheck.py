@@ -1,7 +1,11 @@
 """RNEA and gravity torques against Pinocchio on real robot descriptions (example-robot-data).
 
-Random states and random external wrenches on random links (links attached by fixed joints
-always among them), compared joint by joint by name; relative error at most 1e-10.
+For every robot of ``robots.CROSS_CHECK``: random states and random external wrenches on random
+links (always including a link attached by a fixed joint to a moving body, and one on the
+immobile base), compared joint by joint by name with Pinocchio's ``rnea`` and
+``computeGeneralizedGravity``; the relative error ``|ours - ref| / max(1, |ref|)`` must be at most
+1e-10. A few robots are also checked with batched inputs, with another gravity, with Pinocchio's
+native mimic joints, and on a floating base against Pinocchio's free flyer.
 """
 
 import os
@@ -11,7 +15,8 @@ import pytest
 
 import rbd_dynamics as rbd
 
-from robots import CROSS_CHECK, load, PinocchioPair, robots_directory
+from robots import (BROKEN, CROSS_CHECK, FLOATING_JOINT, load, PinocchioPair, robot_id,
+                    robots_directory, WORLD_LINK)
 
 pin = pytest.importorskip('pinocchio')
 ROOT = robots_directory()
@@ -20,154 +25,221 @@ pytestmark = pytest.mark.skipif(ROOT is None, reason='example-robot-data is not 
 TOL = 1e-10
 STATES = 4
 
+PANDA = 'panda_description/urdf/panda.urdf'
+PR2 = 'pr2_description/urdf/pr2.urdf'
+TALOS = 'talos_data/robots/talos_full_v2.urdf'
+TIAGO_DUAL = 'tiago_description/robots/tiago_dual.urdf'
+# Pinocchio's native mimic joints need the master joint to come before the mimic joint in
+# depth-first order; TALOS and Romeo declare some mimic joints before their master's branch.
+NATIVE_MIMIC = (PANDA, PR2, 'baxter_description/urdf/baxter.urdf',
+                'tiago_pro_description/robots/tiago_pro.urdf')
+FLOATING = ('solo_description/robots/solo12.urdf', 'anymal_c_simple_description/urdf/anymal.urdf',
+            'go2_description/urdf/go2.urdf', TALOS,
+            'g1_description/urdf/g1_29dof_with_hand_rev_1_0.urdf')
+# What our loader says about each unusable description.
+BROKEN_MESSAGE = {'ur_description/urdf/ur3.urdf': 'no <link>',
+                  'alex_description/urdf/alex_psyonic_hands.urdf': 'index_q1'}
+
+
+def path_of(rel):
+    return os.path.join(ROOT, rel)
+
 
 def rel_error(ours, ref):
-    return np.linalg.norm(np.asarray(ours) - np.asarray(ref)) / max(1.0, np.linalg.norm(ref))
+    ref = np.asarray(ref)
+    return np.linalg.norm(np.asarray(ours) - ref) / max(1.0, np.linalg.norm(ref))
 
 
-def fixed_children(model):
-    """Links that are not the child of a moving joint (merged into a body, or on the base)."""
-    own = set(model.body_links)
-    return [link for link in model.link_names if link not in own and link != model.root_link]
+def assert_close(ours, ref, what):
+    err = rel_error(ours, ref)
+    assert err <= TOL, '%s: relative error %.3g (tolerance %g)' % (what, err, TOL)
+
+
+def link_groups(model):
+    """Links fixed to a moving body without being a body of their own, and links on the base."""
+    bodies = set(model.body_links)
+    merged = [link for link in model.link_names
+              if model.link_body[link] >= 0 and link not in bodies]
+    base = [link for link in model.link_names if model.link_body[link] < 0]
+    return merged, base
 
 
 def random_wrenches(rng, model, count=3):
-    links = list(rng.choice(model.link_names, size=min(count, len(model.link_names)),
-                            replace=False))
-    fixed = fixed_children(model)
-    if fixed:
-        links.append(fixed[rng.integers(len(fixed))])
-    return {link: rng.normal(scale=10.0, size=6) for link in links}
+    """``{link: (6,)}`` on ``count`` random links, a merged fixed link and a base link."""
+    links = {str(link) for link in rng.choice(model.link_names, replace=False,
+                                              size=min(count, len(model.link_names)))}
+    for group in link_groups(model):
+        if group:
+            links.add(group[rng.integers(len(group))])
+    return {link: rng.normal(scale=10.0, size=6) for link in sorted(links)}
 
 
-def test_enough_robots():
-    assert len(CROSS_CHECK) >= 25
-    if ROOT is not None:
-        missing = [rel for rel in CROSS_CHECK if not os.path.exists(os.path.join(ROOT, rel))]
-        assert not missing
+def seed(rel):
+    return sum(map(ord, rel))
 
 
-@pytest.fixture(scope='module', params=CROSS_CHECK, ids=lambda rel: os.path.basename(rel))
+@pytest.fixture(scope='module', params=CROSS_CHECK, ids=robot_id)
 def pair(request):
-    return PinocchioPair(os.path.join(ROOT, request.param), pin)
+    return PinocchioPair(path_of(request.param), pin)
 
 
-def test_rnea_with_wrenches(pair):
+def test_the_list_covers_the_joint_kinds():
+    assert len(set(CROSS_CHECK)) == len(CROSS_CHECK) >= 25
+    assert len({robot_id(rel) for rel in CROSS_CHECK}) == len(CROSS_CHECK)
+    missing = [rel for rel in CROSS_CHECK if not os.path.exists(path_of(rel))]
+    assert not missing
+    models = [load(path_of(rel)) for rel in CROSS_CHECK]
+    assert {'revolute', 'continuous', 'prismatic'} <= set().union(*(m.joint_types
+                                                                    for m in models))
+    assert sum(1 for m in models if m.mimic) >= 5
+    assert max(m.nv for m in models) >= 100
+    assert sum(1 for m in models if link_groups(m)[0]) >= 25
+
+
+@pytest.mark.parametrize('rel', sorted(BROKEN), ids=robot_id)
+def test_broken_descriptions_are_rejected(rel):
+    """The descriptions left out of the comparison really are broken."""
+    if not os.path.exists(path_of(rel)):
+        pytest.skip('not shipped by this example-robot-data version')
+    with pytest.raises(rbd.UrdfError, match=BROKEN_MESSAGE[rel]):
+        load(path_of(rel))
+    # Pinocchio refuses them too once it reads mimic joints
+    with pytest.raises((ValueError, RuntimeError)):
+        pin.buildModelFromUrdf(path_of(rel), mimic=True)
+
+
+def test_names_and_sizes(pair):
     model = pair.model
-    rng = np.random.default_rng(sum(map(ord, model.name)))
-    worst = 0.0
+    pm = pair.pin_model
+    # Pinocchio keeps each (1-DoF) mimic joint as a joint of its own
+    assert pm.nv == model.nv + len(model.mimic)
+    for link in model.link_names:
+        assert pm.existFrame(link, pin.BODY), link
+    # a wrench on the immobile base reaches no joint, in either library
+    rng = np.random.default_rng(seed(model.name))
+    q = pair.random_q(rng)
+    qd, qdd = rng.normal(size=(2, model.nv))
+    tau = rbd.rnea(model, q, qd, qdd)
+    for link in link_groups(model)[1]:
+        f_ext = {link: rng.normal(scale=10.0, size=6)}
+        np.testing.assert_array_equal(rbd.rnea(model, q, qd, qdd, f_ext), tau)
+        assert_close(pair.rnea(q, qd, qdd, f_ext), tau, link)
+
+
+def test_rnea(pair):
+    model = pair.model
+    rng = np.random.default_rng(seed(model.name))
     for _ in range(STATES):
         q = pair.random_q(rng)
-        qd = rng.normal(size=model.nv)
-        qdd = rng.normal(size=model.nv)
+        qd, qdd = rng.normal(size=(2, model.nv))
         f_ext = random_wrenches(rng, model)
-        ours = rbd.rnea(model, q, qd, qdd, f_ext)
-        worst = max(worst, rel_error(ours, pair.rnea(q, qd, qdd, f_ext)))
-        worst = max(worst, rel_error(rbd.rnea(model, q, qd, qdd), pair.rnea(q, qd, qdd)))
-    assert worst <= TOL
+        assert_close(rbd.rnea(model, q, qd, qdd), pair.rnea(q, qd, qdd), 'rnea')
+        assert_close(rbd.rnea(model, q, qd, qdd, f_ext), pair.rnea(q, qd, qdd, f_ext),
+                     'rnea with wrenches on %s' % sorted(f_ext))
 
 
-def test_gravity_torques_with_wrenches(pair):
+def test_gravity_torques(pair):
     model = pair.model
-    rng = np.random.default_rng(1 + sum(map(ord, model.name)))
+    rng = np.random.default_rng(1 + seed(model.name))
+    zero = np.zeros(model.nv)
     for _ in range(STATES):
         q = pair.random_q(rng)
         f_ext = random_wrenches(rng, model)
-        zero = np.zeros(model.nv)
-        assert rel_error(rbd.gravity_torques(model, q), pair.gravity(q)) <= TOL
-        assert rel_error(rbd.gravity_torques(model, q, f_ext),
-                         pair.rnea(q, zero, zero, f_ext)) <= TOL
+        assert_close(rbd.gravity_torques(model, q), pair.gravity(q), 'gravity')
+        assert_close(rbd.gravity_torques(model, q, f_ext), pair.rnea(q, zero, zero, f_ext),
+                     'gravity with wrenches on %s' % sorted(f_ext))
 
 
-def test_the_comparison_can_fail(pair):
-    """A wrench applied with the wrong sign shows up far above the tolerance."""
+def test_a_wrong_wrench_is_detected(pair):
+    """A wrench applied with the wrong sign shows far above the tolerance."""
     model = pair.model
     rng = np.random.default_rng(5)
     q = pair.random_q(rng)
-    zero = np.zeros(model.nv)
-    moving = [link for link in model.link_names if model.link_body[link] >= 0]
-    link = (fixed_children(model) + moving)[-1] if moving else model.root_link
+    merged, _ = link_groups(model)
+    link = merged[-1] if merged else model.body_links[-1]
     wrench = rng.normal(scale=10.0, size=6)
-    ref = pair.rnea(q, zero, zero, {link: wrench})
-    assert rel_error(rbd.gravity_torques(model, q, {link: wrench}), ref) <= TOL
-    if np.linalg.norm(ref - pair.gravity(q)) > 1e-6:  # the wrench reaches some joint
-        assert rel_error(rbd.gravity_torques(model, q, {link: -wrench}), ref) > 1e-6
+    ref = pair.rnea(q, np.zeros(model.nv), np.zeros(model.nv), {link: wrench})
+    assert_close(rbd.gravity_torques(model, q, {link: wrench}), ref, link)
+    assert np.linalg.norm(ref - pair.gravity(q)) > 1e-3  # the wrench reaches some joint
+    assert rel_error(rbd.gravity_torques(model, q, {link: -wrench}), ref) > 1e-6
 
 
-@pytest.mark.parametrize('rel', ['panda_description/urdf/panda.urdf',
-                                 'talos_data/robots/talos_full_v2.urdf'])
-def test_batches(rel):
-    if ROOT is None:
-        pytest.skip('example-robot-data is not installed')
-    pair = PinocchioPair(os.path.join(ROOT, rel), pin)
+@pytest.mark.parametrize('rel', NATIVE_MIMIC, ids=robot_id)
+def test_pinocchio_native_mimic_joints(rel):
+    """Pinocchio's own mimic joints: no folding on our side, the torques compare directly."""
+    pair = PinocchioPair(path_of(rel), pin, mimic=True)
     model = pair.model
-    rng = np.random.default_rng(11)
-    q = np.array([pair.random_q(rng) for _ in range(20)]).reshape(4, 5, model.nq)
-    qd = rng.normal(size=(4, 5, model.nv))
-    qdd = rng.normal(size=(4, 5, model.nv))
-    link = fixed_children(model)[0]
-    wrench = rng.normal(size=(4, 5, 6))
-    tau = rbd.rnea(model, q, qd, qdd, {link: wrench})
-    tau_g = rbd.gravity_torques(model, q)
-    assert tau.shape == (4, 5, model.nv)
-    for i in range(4):
-        for j in range(5):
-            ref = pair.rnea(q[i, j], qd[i, j], qdd[i, j], {link: wrench[i, j]})
-            assert rel_error(tau[i, j], ref) <= TOL
-            assert rel_error(tau_g[i, j], pair.gravity(q[i, j])) <= TOL
-
-
-def floating_urdf(path, tmp_path):
-    """The robot on a URDF ``floating`` joint from a new ``world`` link."""
-    with open(path) as stream:
-        text = stream.read()
-    model = load(path)
-    start = text.index('<robot')
-    end = text.index('>', start) + 1
-    extra = ('<link name="world"/><joint name="root_joint" type="floating">'
-             '<parent link="world"/><child link="%s"/></joint>' % model.root_link)
-    out = tmp_path / os.path.basename(path)
-    out.write_text(text[:end] + extra + text[end:])
-    return str(out)
-
-
-@pytest.mark.parametrize('rel', ['solo_description/robots/solo12.urdf',
-                                 'talos_data/robots/talos_full_v2.urdf',
-                                 'anymal_c_simple_description/urdf/anymal.urdf'])
-def test_floating_base(rel, tmp_path):
-    """A URDF floating joint against Pinocchio's free flyer (same q and velocity layout)."""
-    if ROOT is None:
-        pytest.skip('example-robot-data is not installed')
-    path = os.path.join(ROOT, rel)
-    model = load(floating_urdf(path, tmp_path))
-    assert model.joint_names[0] == 'root_joint' and model.joint_types[0] == 'floating'
-    pin_model = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
-    data = pin_model.createData()
-    pair = PinocchioPair(path, pin)  # the name maps of the fixed-base robot
-    rng = np.random.default_rng(17)
+    assert model.mimic and pair.pin_model.nv == model.nv
+    rng = np.random.default_rng(seed(rel))
     for _ in range(STATES):
-        q_fixed = pair.random_q(rng)
-        base = rng.normal(size=7)
-        base[3:] /= np.linalg.norm(base[3:])
-        q = np.concatenate([base, q_fixed])
-        qd = rng.normal(size=model.nv)
-        qdd = rng.normal(size=model.nv)
+        q = pair.random_q(rng)
+        qd, qdd = rng.normal(size=(2, model.nv))
         f_ext = random_wrenches(rng, model)
-        f_ext[model.link_names[1]] = rng.normal(size=6)  # the robot's own root link
-        pq_fixed, pv_fixed, pa_fixed = pair.pin_state(q_fixed, qd[6:], qdd[6:])
-        pq = np.concatenate([base, pq_fixed])
-        pv = np.concatenate([qd[:6], pv_fixed])
-        pa = np.concatenate([qdd[:6], pa_fixed])
-        forces = pin.StdVec_Force()
-        for _ in range(pin_model.njoints):
-            forces.append(pin.Force.Zero())
-        for link, wrench in f_ext.items():
-            if link == 'world':
-                continue
-            frame = pin_model.frames[pin_model.getFrameId(link, pin.BODY)]
-            forces[frame.parentJoint] = (forces[frame.parentJoint]
-                                         + frame.placement.act(pin.Force(wrench[:3], wrench[3:])))
-        ref = pin.rnea(pin_model, data, pq, pv, pa, forces)
-        # after the free flyer, Pinocchio's joints keep the fixed-base order and layout
-        ref = np.concatenate([ref[:6], pair.fold(ref[6:])])
-        assert rel_error(rbd.rnea(model, q, qd, qdd, f_ext), ref) <= TOL
+        assert_close(rbd.rnea(model, q, qd, qdd, f_ext), pair.rnea(q, qd, qdd, f_ext), 'rnea')
+        assert_close(rbd.gravity_torques(model, q), pair.gravity(q), 'gravity')
+
+
+@pytest.mark.parametrize('rel', (PANDA, 'kinova_description/robots/kinova.urdf', PR2,
+                                 'romeo_description/urdf/romeo.urdf'), ids=robot_id)
+def test_other_gravity(rel):
+    gravity = (1.5, -2.0, -9.0)
+    pair = PinocchioPair(path_of(rel), pin, gravity=gravity)
+    model = pair.model
+    rng = np.random.default_rng(seed(rel))
+    for _ in range(STATES):
+        q = pair.random_q(rng)
+        qd, qdd = rng.normal(size=(2, model.nv))
+        assert_close(rbd.gravity_torques(model, q), pair.gravity(q), 'gravity')
+        assert_close(rbd.rnea(model, q, qd, qdd), pair.rnea(q, qd, qdd), 'rnea')
+
+
+@pytest.mark.parametrize('rel', (PANDA, PR2, TALOS, TIAGO_DUAL), ids=robot_id)
+def test_batches(rel):
+    """A ``(B, nq)`` batch (and a ``(2, 3, nq)`` one) against Pinocchio state by state."""
+    pair = PinocchioPair(path_of(rel), pin)
+    model = pair.model
+    rng = np.random.default_rng(seed(rel))
+    batch = 6
+    q = np.array([pair.random_q(rng) for _ in range(batch)])
+    qd, qdd = rng.normal(size=(2, batch, model.nv))
+    merged, _ = link_groups(model)
+    f_ext = {link: rng.normal(scale=10.0, size=(batch, 6))
+             for link in (merged[0], model.body_links[-1])}
+    tau = rbd.rnea(model, q, qd, qdd, f_ext)
+    tau_g = rbd.gravity_torques(model, q, f_ext)
+    assert tau.shape == tau_g.shape == (batch, model.nv)
+    zero = np.zeros(model.nv)
+    for s in range(batch):
+        single = {link: wrench[s] for link, wrench in f_ext.items()}
+        assert_close(tau[s], pair.rnea(q[s], qd[s], qdd[s], single), 'rnea, state %d' % s)
+        assert_close(tau_g[s], pair.rnea(q[s], zero, zero, single), 'gravity, state %d' % s)
+    shaped = {link: wrench.reshape(2, 3, 6) for link, wrench in f_ext.items()}
+    tau_2x3 = rbd.rnea(model, q.reshape(2, 3, -1), qd.reshape(2, 3, -1), qdd.reshape(2, 3, -1),
+                       shaped)
+    assert tau_2x3.shape == (2, 3, model.nv)
+    assert_close(tau_2x3.reshape(batch, -1), tau, '(2, 3) batch')
+
+
+@pytest.mark.parametrize('rel', FLOATING, ids=robot_id)
+def test_floating_base(rel):
+    """A URDF floating joint against Pinocchio's free flyer (same q and velocity layout)."""
+    pair = PinocchioPair(path_of(rel), pin, floating=True)
+    model = pair.model
+    assert model.root_link == WORLD_LINK
+    assert model.joint_names[0] == FLOATING_JOINT and model.joint_types[0] == 'floating'
+    assert pair.pin_model.joints[1].shortname() == 'JointModelFreeFlyer'
+    assert (model.nq, model.nv) == (pair.pin_model.nq - len(model.mimic),
+                                    pair.pin_model.nv - len(model.mimic))
+    rng = np.random.default_rng(seed(rel))
+    zero = np.zeros(model.nv)
+    for _ in range(STATES):
+        q = pair.random_q(rng)
+        qd, qdd = rng.normal(size=(2, model.nv))
+        f_ext = random_wrenches(rng, model)
+        f_ext[model.body_links[0]] = rng.normal(scale=10.0, size=6)  # the robot's own root
+        assert_close(rbd.rnea(model, q, qd, qdd), pair.rnea(q, qd, qdd), 'rnea')
+        assert_close(rbd.rnea(model, q, qd, qdd, f_ext), pair.rnea(q, qd, qdd, f_ext),
+                     'rnea with wrenches on %s' % sorted(f_ext))
+        assert_close(rbd.gravity_torques(model, q), pair.gravity(q), 'gravity')
+        assert_close(rbd.gravity_torques(model, q, f_ext), pair.rnea(q, zero, zero, f_ext),
+                     'gravity with wrenches')
