@@ -166,33 +166,43 @@ def rnea(model, q, qd, qdd, f_ext=None):
     """
     packed = model.packed
     if packed is not None:
-        # The compiled entry point takes float64 vectors as they are and checks their sizes;
-        # numba refuses any other input (lists, batches, other dtypes) with TypeError or
-        # ValueError, and wrong sizes return 1: all go the general way below, which converts,
-        # validates again and reports errors.
-        tau = np.empty(packed.nv)
+        # Float64 vectors go straight to the compiled single-state kernel, which checks their
+        # sizes (1: they do not fit). It must get nothing else (see _fast.single_state_inputs,
+        # written out here because this is the hot path); everything else goes the general
+        # way below, which converts, validates and reports errors.
         try:
-            if not f_ext:
-                if not _fast.rnea1(packed.blob, q, qd, qdd, tau):
+            single = (q.dtype is _F8 and qd.dtype is _F8 and qdd.dtype is _F8
+                      and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1)
+        except AttributeError:  # not arrays
+            single = False
+        if single:
+            fext = _state_forces(model, packed, f_ext) if f_ext else packed.zero_fext
+            if fext is not None:
+                tau = np.empty(packed.nv)
+                if not packed.rnea1(packed.blob, q, qd, qdd, fext, tau):
                     return tau
-            elif isinstance(q, np.ndarray) and q.ndim == 1:
-                packed.fext[...] = _state_forces(model, f_ext)
-                try:
-                    if not _fast.rnea1(packed.blob, q, qd, qdd, tau):
-                        return tau
-                finally:
-                    packed.fext[...] = 0.0
-        except (TypeError, ValueError):  # not for the compiled path: see below
-            pass
     q, qd, qdd, shape = _prepare(model, q, qd, qdd)
     fext = external_forces(model, f_ext, shape)
     if packed is not None:
-        tau = np.empty((q.shape[0], model.nv))
-        fext = packed.zero_fext[None] if fext is None else np.ascontiguousarray(
-            fext.transpose(1, 0, 2))
-        _fast.rnea_batch(packed, q, qd, qdd, fext, tau)
-        return tau.reshape(shape + (model.nv,))
+        return _compiled_batch(packed, q, qd, qdd, fext, _fast.MODE_FULL).reshape(
+            shape + (model.nv,))
     return rnea_reference(model, q, qd, qdd, fext).reshape(shape + (model.nv,))
+
+
+_F8 = np.dtype(np.float64)
+
+
+def _compiled_batch(packed, q, qd, qdd, fext, mode):
+    """The compiled kernels over checked ``(B, n)`` arrays and ``None`` or ``(nb, B, 6)``
+    forces in model body coordinates: ``(B, nv)`` torques."""
+    tau = np.empty((q.shape[0], packed.nv))
+    if fext is None:
+        fext = np.zeros((1, packed.nb, 6))
+    else:
+        fext = packed.forces_in(fext.transpose(1, 0, 2))
+    _fast.rnea_batch(packed, np.ascontiguousarray(q), np.ascontiguousarray(qd),
+                     np.ascontiguousarray(qdd), fext, tau, mode)
+    return tau
 
 
 def rnea_reference(model, q, qd, qdd, fext=None):
@@ -201,21 +211,21 @@ def rnea_reference(model, q, qd, qdd, fext=None):
     return fold_torques(model, rnea_bodies(model, qf, qdf, qddf, fext)[0])
 
 
-def _state_forces(model, f_ext):
-    """``(nb, 6)`` body forces (Featherstone order) from a dict of single wrenches.
+def _state_forces(model, packed, f_ext):
+    """``(nb, 6)`` body forces in packed body coordinates from a dict of single wrenches, or
+    ``None`` when the dict is not that (the general path then validates and reports).
 
-    The common case (float arrays of 6 on known links) is summed directly; anything else goes
-    through :func:`external_forces`, which validates and reports.
+    The common case (float arrays of 6 on known links) is summed directly.
     """
     out = np.zeros((model.nb, 6))
+    to_body = packed.link_wrench_to_body
     link_body = model.link_body
     for link, wrench in f_ext.items():
         body = link_body.get(link)
         if body is None or wrench.__class__ is not np.ndarray or wrench.shape != (6,):
-            fext = external_forces(model, f_ext, ())
-            return np.ascontiguousarray(fext[:, 0])
-        if body >= 0:
-            out[body] += model.link_force_to_body[link] @ np.concatenate((wrench[3:], wrench[:3]))
+            return None
+        if body >= 0:  # (on the base it is carried by the world: no joint torque)
+            out[body] += to_body[link] @ wrench
     return out
 
 
@@ -232,23 +242,27 @@ def gravity_torques(model, q, f_ext=None):
     """
     packed = model.packed
     if packed is not None:
-        tau = np.empty(packed.nv)
-        try:
-            if not f_ext:
-                if not _fast.gravity1(packed.blob, q, tau):
+        try:  # as in rnea
+            single = q.dtype is _F8 and q.ndim == 1
+        except AttributeError:
+            single = False
+        if single:
+            fext = _state_forces(model, packed, f_ext) if f_ext else packed.zero_fext
+            if fext is not None:
+                tau = np.empty(packed.nv)
+                if not packed.gravity1(packed.blob, q, fext, tau):
                     return tau
-            elif isinstance(q, np.ndarray) and q.ndim == 1:
-                packed.fext[...] = _state_forces(model, f_ext)
-                try:
-                    if not _fast.gravity1(packed.blob, q, tau):
-                        return tau
-                finally:
-                    packed.fext[...] = 0.0
-        except (TypeError, ValueError):  # not for the compiled path: see below
-            pass
     q = _batch('q', q, model.nq)
-    zeros = np.zeros(q.shape[:-1] + (model.nv,))
-    return rnea(model, q, zeros, zeros, f_ext)
+    shape = q.shape[:-1]
+    count = int(np.prod(shape, dtype=np.int64))
+    q = q.reshape(count, model.nq)
+    zeros = np.zeros((count, model.nv))
+    fext = external_forces(model, f_ext, shape)
+    if packed is not None:
+        tau = _compiled_batch(packed, q, zeros, zeros, fext, _fast.MODE_STATIC)
+    else:
+        tau = rnea_reference(model, q, zeros, zeros, fext)
+    return tau.reshape(shape + (model.nv,))
 
 
 def _payload_setup(model, link):
@@ -264,13 +278,20 @@ def _payload_setup(model, link):
                 inertia[body] += model._link_inertia[name]
             else:
                 base += model._link_inertia[name]
+        body = model.link_body[link]
         # force in body coordinates -> link coordinates: f_L = X^-T f_B
         to_link = np.linalg.inv(model.link_X[link]).T
-        packed = (None if model.packed is None
-                  else model.packed.with_inertia(_fast.pack_inertia(inertia)))
-        cached = (inertia, base, model.link_body[link], to_link, packed)
+        packed = None
+        if model.packed is not None and body >= 0:
+            packed = model.packed.with_inertia(inertia)
+            # packed body force -> public wrench in link coordinates, in one product
+            packed.to_public_link = (_SWAP @ to_link @ _fast._rot6(packed.rotation[body]))
+        cached = (inertia, base, body, to_link, packed)
         model._payload_cache[link] = cached
     return cached
+
+
+_SWAP = np.block([[np.zeros((3, 3)), np.eye(3)], [np.eye(3), np.zeros((3, 3))]])
 
 
 def payload_wrench(model, link, q, qd=None, qdd=None):
@@ -298,23 +319,21 @@ def payload_wrench(model, link, q, qd=None, qdd=None):
         ValueError: an array of the wrong size.
     """
     model.check_link(link)
-    inertia, base, body, to_link, packed_inertia = _payload_setup(model, link)
-    packed = model.packed
-    if packed is not None and body >= 0:
-        tau = np.empty(model.nv)
-        try:
-            if qd is None and qdd is None:
-                status = _fast.gravity1(packed_inertia.blob, q, tau)
-            else:
-                zero = packed_inertia.zero_v
-                status = _fast.rnea1(packed_inertia.blob, q,
-                                     zero if qd is None else qd, zero if qdd is None else qdd,
-                                     tau)
-            if not status:
-                start = _fast.WORK_FLOATS * body + 24
-                return to_public(to_link @ packed_inertia.work[start:start + 6])
-        except (TypeError, ValueError):  # not for the compiled path: see below
-            pass
+    inertia, base, body, to_link, packed = _payload_setup(model, link)
+    if packed is not None:
+        try:  # as in rnea
+            single = (q.dtype is _F8 and q.ndim == 1
+                      and (qd is None or (qd.dtype is _F8 and qd.ndim == 1))
+                      and (qdd is None or (qdd.dtype is _F8 and qdd.ndim == 1)))
+        except AttributeError:
+            single = False
+        if single:
+            out = np.empty(6)
+            zero = packed.zero_v
+            if not packed.body_force1(packed.blob, q, zero if qd is None else qd,
+                                      zero if qdd is None else qdd, packed.zero_fext,
+                                      qd is None and qdd is None, body, out):
+                return packed.to_public_link @ out
     q = _batch('q', q, model.nq)
     zeros = np.zeros(q.shape[:-1] + (model.nv,))
     q, qd, qdd, shape = _prepare(model, q, zeros if qd is None else qd,

@@ -96,8 +96,13 @@ class Model:
         self.packed = None
         if _fast.AVAILABLE:
             # Compile (or load from numba's on-disk cache) now, so the first call is fast.
-            self.packed = _fast.PackedModel(self)
-            _fast.warm_up(self.packed)
+            try:
+                packed = _fast.PackedModel(self)
+                _fast.warm_up(packed)
+                self.packed = packed
+            except Exception as exc:  # a numba that cannot build the kernels: stay correct
+                warnings.warn('compiled RNEA unavailable (%s: %s); using the NumPy path'
+                              % (type(exc).__name__, exc), RuntimeWarning, stacklevel=2)
 
     # Construction ------------------------------------------------------------------------------
 

@@ -212,8 +212,133 @@ def test_every_kind_of_input_reaches_the_same_answer():
             rbd.gravity_torques(model, bad)
     with pytest.raises(ValueError, match='model expects %d' % model.nv):
         rbd.rnea(model, q, qd[:-1], qdd)
-    # the external-force region is cleared after each call
+    # a call with external forces leaves nothing behind for the next one
     np.testing.assert_allclose(rbd.rnea(model, q, qd, qdd),
                                rnea_reference(model, q[None], qd[None], qdd[None])[0], rtol=0,
                                atol=1e-12)
-    assert not model.packed.fext.any()
+
+
+def test_inputs_the_entry_points_must_not_get():
+    """The wrappers hand only float64 vectors to the compiled entry points, which skip numba's
+    type checks: integer, single-precision, complex, object and 2-D inputs take the general
+    path and give the reference's answer (or its error)."""
+    model = _load(MODELS['demo_arm'])
+    rng = np.random.default_rng(11)
+    q, qd, qdd = rng.uniform(-1, 1, (3, model.nv))
+    expected = rnea_reference(model, q[None], qd[None], qdd[None])[0]
+    expected_g = rnea_reference(model, q[None], 0 * qd[None], 0 * qdd[None])[0]
+    ints = np.arange(model.nv) - 3
+    np.testing.assert_allclose(rbd.rnea(model, ints, ints, ints), rnea_reference(
+        model, ints[None] * 1.0, ints[None] * 1.0, ints[None] * 1.0)[0], rtol=0, atol=1e-12)
+    for variant in (q.astype(np.float32).astype(object), q.astype(object)):
+        got = rbd.gravity_torques(model, variant)
+        ref = rnea_reference(model, variant.astype(float)[None], 0 * qd[None], 0 * qdd[None])[0]
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
+    single = q.astype(np.float32)
+    np.testing.assert_allclose(rbd.gravity_torques(model, single), rnea_reference(
+        model, single.astype(float)[None], 0 * qd[None], 0 * qdd[None])[0], rtol=0, atol=1e-12)
+    # a batch of one keeps its batch shape
+    got = rbd.rnea(model, q[None], qd[None], qdd[None])
+    assert got.shape == (1, model.nv)
+    np.testing.assert_allclose(got[0], expected, rtol=0, atol=1e-12)
+    assert rbd.gravity_torques(model, q[None]).shape == (1, model.nv)
+    np.testing.assert_allclose(rbd.gravity_torques(model, q[None])[0], expected_g, rtol=0,
+                               atol=1e-12)
+    # complex64 has a float64's size: it must not be read as one (its real part is used,
+    # with NumPy's warning, as for any conversion to float)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        got = rbd.rnea(model, (q + 0.5j).astype(np.complex64), qd, qdd)
+    np.testing.assert_allclose(got, rnea_reference(
+        model, q.astype(np.float32).astype(float)[None], qd[None], qdd[None])[0], rtol=0,
+        atol=1e-12)
+    big_endian = q.astype('>f8')
+    np.testing.assert_allclose(rbd.rnea(model, big_endian, qd, qdd), expected, rtol=0,
+                               atol=1e-12)
+    # wrenches that are not float vectors of 6 go the general way too
+    link = 'ft_frame'
+    wrench = rng.normal(size=6)
+    ref = rbd.rnea(model, q, qd, qdd, {link: wrench})
+    np.testing.assert_allclose(rbd.rnea(model, q, qd, qdd, {link: list(wrench)}), ref, rtol=0,
+                               atol=1e-12)
+    single = wrench.astype(np.float32)
+    np.testing.assert_allclose(rbd.rnea(model, q, qd, qdd, {link: single}),
+                               rbd.rnea(model, q, qd, qdd, {link: single.astype(float)}),
+                               rtol=0, atol=1e-12)
+    for bad in (wrench[:5], np.append(wrench, 1.0)):
+        with pytest.raises(ValueError, match='6'):
+            rbd.rnea(model, q, qd, qdd, {link: bad})
+    with pytest.raises(ValueError, match='6'):  # a bad wrench on the base is an error as well
+        rbd.rnea(model, q, qd, qdd, {model.root_link: wrench[:5]})
+
+
+def test_threads_share_a_model():
+    """Calls from several threads on one model, each with its own external wrench, all get
+    their own answer (external forces are arguments of the compiled call, not shared state)."""
+    import threading
+    model = _load(MODELS['demo_arm'])
+    rng = np.random.default_rng(12)
+    q, qd, qdd = rng.uniform(-1, 1, (3, model.nv))
+    wrenches = [rng.normal(scale=20.0, size=6) for _ in range(3)]
+    expected = [rbd.rnea(model, q, qd, qdd, {'ft_frame': w}) for w in wrenches]
+    expected_plain = rbd.rnea(model, q, qd, qdd)
+    wrong = []
+
+    def work(k):
+        for _ in range(3000):
+            if k < len(wrenches):
+                got = rbd.rnea(model, q, qd, qdd, {'ft_frame': wrenches[k]})
+                ok = np.array_equal(got, expected[k])
+            else:
+                ok = np.array_equal(rbd.rnea(model, q, qd, qdd), expected_plain)
+            if not ok:
+                wrong.append(k)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(len(wrenches) + 1)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not wrong
+
+
+def _axes_chain():
+    """A chain whose 1-DoF joints point along +-z, nearly z, +-x, -y and skew axes, with
+    fixed children between them: the frames the packed model turns onto z."""
+    desc = rbd.Description('axes')
+    rng = np.random.default_rng(13)
+    desc.add_link('base', mass=1.0, com=(0, 0, 0), inertia=np.eye(3) * 0.01)
+    parent = 'base'
+    joints = [('revolute', (0, 0, -1)), ('prismatic', (0, 0, -1)), ('revolute', (0, 0, 1)),
+              ('helical', (0, 0, -1)), ('continuous', (-1, 0, 0)), ('prismatic', (0, -1, 0)),
+              ('revolute', (1e-9, 0, 1)), ('revolute', (1, 1e-7, -1e-7)),
+              ('prismatic', (-1e-12, 1e-12, -1)), ('revolute', (0.3, -0.5, -0.8))]
+    for i, (jtype, axis) in enumerate(joints):
+        a = rng.normal(scale=0.1, size=(3, 3))
+        second_moment = a @ a.T
+        desc.add_link('l%d' % i, mass=rng.uniform(0.5, 2.0), com=rng.normal(scale=0.1, size=3),
+                      inertia=np.trace(second_moment) * np.eye(3) - second_moment)
+        desc.add_joint('j%d' % i, jtype, parent, 'l%d' % i, xyz=rng.normal(scale=0.2, size=3),
+                       rpy=rng.uniform(-3, 3, size=3), axis=axis, pitch=-0.03)
+        desc.add_link('tool%d' % i, mass=0.2, com=(0.01, 0.02, 0.03),
+                      inertia=np.eye(3) * 1e-3)
+        desc.add_joint('fix%d' % i, 'fixed', 'l%d' % i, 'tool%d' % i, xyz=(0.05, 0, 0.1),
+                       rpy=(0.2, -0.4, 1.0))
+        parent = 'tool%d' % i if i % 2 else 'l%d' % i
+    return rbd.Model.from_description(desc, gravity=(0.3, 0.2, -9.7))
+
+
+def test_axes_in_every_direction():
+    model = _axes_chain()
+    rotations = model.packed.rotation
+    np.testing.assert_allclose(rotations[:, :, 2], [j.axis for j in model.joints], rtol=0,
+                               atol=1e-15)
+    np.testing.assert_allclose(rotations @ rotations.transpose(0, 2, 1),
+                               np.broadcast_to(np.eye(3), rotations.shape), rtol=0, atol=1e-15)
+    assert np.array_equal(rotations[2], np.eye(3))  # already along z: left alone
+    _check(model, np.random.default_rng(14))
