@@ -67,20 +67,24 @@ class JointStateMerger:
         self.missing_count = int(np.count_nonzero(~self.has_position))
 
     def _map(self, names):
-        """``(message indices, model indices)`` of the model joints named in ``names``."""
+        """``(message rows, model rows)`` of the model joints named in ``names``: slices when
+        the message lists exactly the model's joints in model order, index arrays otherwise."""
         if names == self._last_names:
             return self._last_map
         if len(set(names)) != len(names):
             seen = set()
             dup = sorted({n for n in names if n in seen or seen.add(n)})
             raise ValueError('joint_states lists %s more than once' % ', '.join(dup))
-        src, dst = [], []
-        for k, name in enumerate(names):
-            i = self.index.get(name)
-            if i is not None:
-                src.append(k)
-                dst.append(i)
-        mapping = (np.array(src, dtype=np.intp), np.array(dst, dtype=np.intp))
+        if tuple(names) == self.joint_names:
+            mapping = (slice(None), slice(None))
+        else:
+            src, dst = [], []
+            for k, name in enumerate(names):
+                i = self.index.get(name)
+                if i is not None:
+                    src.append(k)
+                    dst.append(i)
+            mapping = (np.array(src, dtype=np.intp), np.array(dst, dtype=np.intp))
         self._last_names = list(names)
         self._last_map = mapping
         return mapping
@@ -99,33 +103,37 @@ class JointStateMerger:
         count = len(names)
         position = _floats(msg.position, 'position')
         velocity = _floats(msg.velocity, 'velocity')
-        for field, values in (('position', position), ('velocity', velocity)):
-            if len(values) not in (0, count):
+        for field, length in (('position', len(position)), ('velocity', len(velocity)),
+                              ('effort', len(msg.effort))):
+            if length and length != count:
                 raise ValueError('joint_states has %d names but %d %s values'
-                                 % (count, len(values), field))
-        if len(msg.effort) not in (0, count):
-            raise ValueError('joint_states has %d names but %d effort values'
-                             % (count, len(msg.effort)))
-        src, dst = self._map(list(names))
-        if not len(src):
+                                 % (count, length, field))
+        src, dst = self._map(names)
+        carried = len(self.position[dst])
+        if not carried:
             return 0
         if len(position):
-            pos = position[src]
-            if not np.all(np.isfinite(pos)):
-                bad = [names[k] for k in src[~np.isfinite(pos)]]
-                raise ValueError('joint_states position is not finite for %s' % ', '.join(bad))
+            position = position[src]
+            if not np.isfinite(position).all():
+                raise ValueError('joint_states position is not finite for %s'
+                                 % self._non_finite(names, src, position))
         if len(velocity):
-            vel = velocity[src]
-            if not np.all(np.isfinite(vel)):
-                bad = [names[k] for k in src[~np.isfinite(vel)]]
-                raise ValueError('joint_states velocity is not finite for %s' % ', '.join(bad))
-            self.velocity[dst] = vel
+            velocity = velocity[src]
+            if not np.isfinite(velocity).all():
+                raise ValueError('joint_states velocity is not finite for %s'
+                                 % self._non_finite(names, src, velocity))
+            self.velocity[dst] = velocity
         if len(position):
-            self.position[dst] = pos
+            self.position[dst] = position
             if self.missing_count:
                 self.has_position[dst] = True
                 self.missing_count = int(np.count_nonzero(~self.has_position))
-        return len(src)
+        return carried
+
+    @staticmethod
+    def _non_finite(names, src, values):
+        rows = np.arange(len(names))[src][~np.isfinite(values)]
+        return ', '.join(names[k] for k in rows)
 
     def missing(self):
         """Names of the model joints that never had a position."""

@@ -5,9 +5,12 @@ the desired state or accelerations, and any number of force/torque sensor wrench
 joint state that completes the robot's state it runs the recursive Newton-Euler algorithm twice
 and publishes ``~/feedforward``, ``~/gravity_compensation`` and ``~/effort_commands``.
 
-Threads: callbacks run on one executor thread. A new description is parsed and compiled on a
-worker thread; the result is swapped in as one immutable :class:`_Setup`, so the joint-state
-path never waits for a model build and always sees a consistent model, index maps and gains.
+Threads: joint states are taken and turned into torques on a thread of their own
+(:class:`~rbd_dynamics.ros.spinning.SubscriptionThread`; parameter ``joint_states_thread``), every
+other callback runs on the executor thread, and a new description is parsed and compiled on a
+worker thread. What the joint-state path reads is swapped in whole by the others: the model,
+index maps and gains as one immutable :class:`_Setup`, the desired input and each wrench reading
+as one tuple; so it never waits for a model build and always sees a consistent set.
 """
 
 import concurrent.futures
@@ -27,12 +30,16 @@ from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterVal
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+try:
+    from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
+except ImportError:  # Humble
+    from rclpy.qos_event import PublisherEventCallbacks, SubscriptionEventCallbacks
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 import rbd_dynamics as rbd
-from .spinning import run
+from .spinning import run, SubscriptionThread
 from .conversions import (CONVENTIONS, desired_from_array, desired_from_trajectory,
                           JointStateMerger, to_float_array, wrap_angle, wrench_to_array)
 
@@ -42,6 +49,11 @@ LOG_PERIOD = 2.0  # s, the rate limit of repeated warnings
 DIAGNOSTIC_PERIOD = 1.0  # s
 MAX_TIMEOUT = 3600.0  # s
 NS = 1e9
+# Joint states and F/T readings: best effort, volatile, the newest 10 kept. This is the sensor
+# data QoS robot_state_publisher subscribes to joint_states with: reliable and best-effort
+# publishers both match it, so no QoS can be incompatible.
+STREAM_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT,
+                        durability=DurabilityPolicy.VOLATILE)
 
 
 class _Setup:
@@ -72,6 +84,8 @@ class _Setup:
         if len(set(self.joints)) != len(self.joints):
             raise ValueError('joints lists a joint more than once')
         self.rows = np.array([self.index[name] for name in self.joints], dtype=np.intp)
+        # model torques -> output order; None when that is the model order
+        self.reorder = (None if np.array_equal(self.rows, np.arange(model.nv)) else self.rows)
         n = model.nv
         self.kp = np.zeros(n)
         self.kd = np.zeros(n)
@@ -112,7 +126,7 @@ class DynamicsNode(Node):
         super().__init__(node_name, **kwargs)
         self._setup = None
         self._setup_lock = threading.Lock()
-        self._desired = None  # (setup, arrival [ns], Desired)
+        self._desired = None  # (setup, arrival [ns], Desired, kp or None, kd or None)
         self._generation = 0
         self._builder = concurrent.futures.ThreadPoolExecutor(max_workers=1)
         self._topic_description = None
@@ -133,10 +147,24 @@ class DynamicsNode(Node):
         self._declare_parameters()
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
-        self._pub_ff = self.create_publisher(JointState, '~/feedforward', 10)
-        self._pub_g = self.create_publisher(JointState, '~/gravity_compensation', 10)
-        self._pub_cmd = self.create_publisher(Float64MultiArray, '~/effort_commands', 10)
-        self._pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        # rclpy's executor visits every QoS event handler of the node on each wake-up, that is
+        # once per joint state; the default ones (two per publisher and subscription) would
+        # cost the hot path more than its arithmetic. The streams below cannot meet an
+        # incompatible QoS (best effort, volatile) and the outputs leave that report to their
+        # subscribers; the reliable command inputs keep an incompatible-QoS warning, and the
+        # latched description keeps rclpy's defaults.
+        quiet_pub = PublisherEventCallbacks(use_default_callbacks=False)
+        quiet_sub = SubscriptionEventCallbacks(use_default_callbacks=False)
+        command_sub = SubscriptionEventCallbacks(incompatible_qos=self._on_incompatible_qos,
+                                                 use_default_callbacks=False)
+        self._pub_ff = self.create_publisher(JointState, '~/feedforward', 10,
+                                             event_callbacks=quiet_pub)
+        self._pub_g = self.create_publisher(JointState, '~/gravity_compensation', 10,
+                                            event_callbacks=quiet_pub)
+        self._pub_cmd = self.create_publisher(Float64MultiArray, '~/effort_commands', 10,
+                                              event_callbacks=quiet_pub)
+        self._pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10,
+                                               event_callbacks=quiet_pub)
         self._msg_ff = JointState()
         self._msg_g = JointState()
         self._msg_cmd = Float64MultiArray()
@@ -145,13 +173,27 @@ class DynamicsNode(Node):
         latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.create_subscription(String, 'robot_description', self._on_description, latched)
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state, 10)
-        self.create_subscription(JointTrajectory, '~/desired_state', self._on_desired_state, 10)
+        self._joint_state_thread = None
+        if self._p['joint_states_thread']:
+            try:
+                self._joint_state_thread = SubscriptionThread(self, 'joint_states')
+            except RuntimeError as exc:
+                self.get_logger().warning('joint_states_thread: %s; joint states go through '
+                                          'the executor' % exc)
+        group = self._joint_state_thread and self._joint_state_thread.callback_group
+        joint_states = self.create_subscription(
+            JointState, 'joint_states', self._on_joint_state, STREAM_QOS, callback_group=group,
+            event_callbacks=quiet_sub)
+        if self._joint_state_thread is not None:
+            self._joint_state_thread.start(joint_states, self._on_joint_state)
+        self.create_subscription(JointTrajectory, '~/desired_state', self._on_desired_state, 10,
+                                 event_callbacks=command_sub)
         self.create_subscription(Float64MultiArray, '~/desired_accelerations',
-                                 self._on_desired_accelerations, 10)
+                                 self._on_desired_accelerations, 10, event_callbacks=command_sub)
         for sensor in self._sensors:
             self.create_subscription(WrenchStamped, sensor.topic,
-                                     lambda msg, s=sensor: self._on_wrench(s, msg), 10)
+                                     lambda msg, s=sensor: self._on_wrench(s, msg), STREAM_QOS,
+                                     event_callbacks=quiet_sub)
         self.create_timer(DIAGNOSTIC_PERIOD, self._publish_diagnostics)
 
         if self._p['robot_description']:
@@ -159,6 +201,12 @@ class DynamicsNode(Node):
         else:
             self.get_logger().info('waiting for the robot description on topic %s'
                                    % self.resolve_topic_name('robot_description'))
+
+    def _on_incompatible_qos(self, event):
+        self.get_logger().warning(
+            'a publisher of a desired input offers an incompatible QoS (last policy kind %s); '
+            'its messages do not reach this node: publish them reliable'
+            % getattr(event, 'last_policy_kind', '?'), throttle_duration_sec=LOG_PERIOD)
 
     # Parameters ---------------------------------------------------------------------------------
 
@@ -217,6 +265,10 @@ class DynamicsNode(Node):
                       float_range=(0.0, MAX_TIMEOUT))
         self._declare('max_description_bytes', rbd.MAX_DESCRIPTION_BYTES, 'larger robot '
                       'descriptions are refused [bytes]', t.INTEGER, int_range=(1024, 2 ** 31 - 1))
+        self._declare('joint_states_thread', True, 'take joint_states on a thread of its own '
+                      '(the executor of rclpy costs more per message than the dynamics); '
+                      'false: in the executor with every other callback', t.BOOL,
+                      read_only=True)
         self._declare('wrench_sensors', [], 'names of the force/torque sensors; each has '
                       'wrench.<name>.topic, .frame, .convention, .timeout, .compensate_payload',
                       t.STRING_ARRAY, read_only=True)
@@ -422,7 +474,7 @@ class DynamicsNode(Node):
             desired = desired_from_trajectory(msg, setup.index, setup.model.nv, setup.joints)
         except ValueError as exc:
             return self._reject('desired', str(exc))
-        self._desired = (setup, self.get_clock().now().nanoseconds, desired)
+        self._store_desired(setup, desired)
 
     def _on_desired_accelerations(self, msg):
         setup = self._setup
@@ -432,7 +484,14 @@ class DynamicsNode(Node):
             desired = desired_from_array(msg, setup.rows, setup.model.nv)
         except ValueError as exc:
             return self._reject('desired', str(exc))
-        self._desired = (setup, self.get_clock().now().nanoseconds, desired)
+        self._store_desired(setup, desired)
+
+    def _store_desired(self, setup, desired):
+        """Keep a desired input with its PD gains: zero outside the joints it covers, ``None``
+        without a reference (or without gains)."""
+        kp = setup.kp * desired.mask if desired.q is not None and setup.kp.any() else None
+        kd = setup.kd * desired.mask if desired.qd is not None and setup.kd.any() else None
+        self._desired = (setup, self.get_clock().now().nanoseconds, desired, kp, kd)
 
     def _on_wrench(self, sensor, msg):
         try:
@@ -492,15 +551,15 @@ class DynamicsNode(Node):
             return setup.zero
         if self._desired_timeout_ns and now - entry[1] > self._desired_timeout_ns:
             return setup.zero
-        desired = entry[2]
+        _, _, desired, kp, kd = entry
         qdd = desired.qdd
-        if desired.q is not None:
+        if kp is not None:
             error = desired.q - q
             if setup.has_continuous:
-                error = np.where(setup.continuous, wrap_angle(error), error)
-            qdd = qdd + setup.kp * np.where(desired.mask, error, 0.0)
-        if desired.qd is not None:
-            qdd = qdd + setup.kd * np.where(desired.mask, desired.qd - qd, 0.0)
+                error[setup.continuous] = wrap_angle(error[setup.continuous])
+            qdd = qdd + kp * error
+        if kd is not None:
+            qdd = qdd + kd * (desired.qd - qd)
         return qdd
 
     def _wrenches(self, setup, now):
@@ -534,9 +593,12 @@ class DynamicsNode(Node):
                     w_g = wrench + rbd.payload_wrench(model, link, q)
                 f_ff[link] = f_ff[link] + w_ff if link in f_ff else w_ff
                 f_g[link] = f_g[link] + w_g if link in f_g else w_g
-        tau_ff = rbd.rnea(model, q, qd, qdd, f_ff)[setup.rows]
-        tau_g = rbd.gravity_torques(model, q, f_g)[setup.rows]
-        if not (np.all(np.isfinite(tau_ff)) and np.all(np.isfinite(tau_g))):
+        tau_ff = rbd.rnea(model, q, qd, qdd, f_ff)
+        tau_g = rbd.gravity_torques(model, q, f_g)
+        if setup.reorder is not None:
+            tau_ff = tau_ff[setup.reorder]
+            tau_g = tau_g[setup.reorder]
+        if not (np.isfinite(tau_ff).all() and np.isfinite(tau_g).all()):
             self._counts['non_finite_outputs'] += 1
             self.get_logger().error('non-finite torque computed (q=%s, qd=%s, qdd=%s); '
                                     'publishing nothing this cycle'
@@ -547,13 +609,17 @@ class DynamicsNode(Node):
             self._msg_ff.name = list(setup.joints)
             self._msg_g.name = list(setup.joints)
             self._named = setup
-        for msg, tau in ((self._msg_ff, tau_ff), (self._msg_g, tau_g)):
-            msg.header.stamp = stamp
-            msg.effort = to_float_array(tau)
-        self._msg_cmd.data = to_float_array(tau_ff if self._feedforward_out else tau_g)
-        self._pub_ff.publish(self._msg_ff)
-        self._pub_g.publish(self._msg_g)
-        self._pub_cmd.publish(self._msg_cmd)
+        # A topic nobody subscribes to is skipped: turning the message into its C form is a
+        # large part of a publish, and DDS would discard it anyway.
+        for pub, msg, tau in ((self._pub_ff, self._msg_ff, tau_ff),
+                              (self._pub_g, self._msg_g, tau_g)):
+            if pub.get_subscription_count():
+                msg.header.stamp = stamp
+                msg.effort = to_float_array(tau)
+                pub.publish(msg)
+        if self._pub_cmd.get_subscription_count():
+            self._msg_cmd.data = to_float_array(tau_ff if self._feedforward_out else tau_g)
+            self._pub_cmd.publish(self._msg_cmd)
         self._counts['outputs'] += 1
 
     # Diagnostics --------------------------------------------------------------------------------
@@ -608,6 +674,8 @@ class DynamicsNode(Node):
         for key, count in self._counts.items():
             add(key, count)
         add('callback_failures', getattr(self, 'callback_failures', 0))
+        add('joint_states taken on', 'a thread of their own' if self._joint_state_thread
+            else 'the executor')
         for kind, reason in self._last_error.items():
             add('last %s rejection' % kind, reason)
         status.values = values
@@ -617,6 +685,8 @@ class DynamicsNode(Node):
         self._pub_diag.publish(msg)
 
     def destroy_node(self):
+        if self._joint_state_thread is not None:
+            self._joint_state_thread.stop()
         self._builder.shutdown(wait=False)
         return super().destroy_node()
 

@@ -1,7 +1,13 @@
-"""Spinning that survives a failing callback: the executables of this package use it."""
+"""Spinning that survives a failing callback, and a thread of its own for a busy subscription."""
+
+import threading
 
 import rclpy
+from rclpy.callback_groups import CallbackGroup
+from rclpy.exceptions import InvalidHandle
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+
+LOG_PERIOD = 2.0  # s, the rate limit of repeated errors
 
 
 def run(node_factory, args=None):
@@ -24,13 +30,105 @@ def run(node_factory, args=None):
             except (KeyboardInterrupt, ExternalShutdownException):
                 break
             except Exception as exc:  # a callback must never take the process down
-                node.callback_failures += 1
-                node.get_logger().error('a callback failed and was skipped: %s: %s'
-                                        % (type(exc).__name__, exc),
-                                        throttle_duration_sec=2.0)
+                count_failure(node, exc)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+
+
+def count_failure(node, exc):
+    """Log (throttled) and count an exception that escaped a callback of ``node``."""
+    node.callback_failures = getattr(node, 'callback_failures', 0) + 1
+    node.get_logger().error('a callback failed and was skipped: %s: %s'
+                            % (type(exc).__name__, exc), throttle_duration_sec=LOG_PERIOD)
+
+
+class _OwnThread(CallbackGroup):
+    """A callback group no executor runs or waits on: its subscription has a thread."""
+
+    def can_execute(self, entity):
+        return False
+
+    def beginning_execution(self, entity):
+        return False
+
+    def ending_execution(self, entity):
+        pass
+
+
+class SubscriptionThread:
+    """Serve one subscription of a node on a thread of its own, outside the executor.
+
+    rclpy's executor rebuilds its wait set from every entity of the node on each wake-up and
+    wraps each callback in a task: a cost per message several times that of a joint state's
+    dynamics. This thread waits on the one subscription with a wait set of its own and, at
+    each wake-up, takes and handles every queued message, the way rclpy's own
+    ``wait_for_message`` takes one. Callbacks run on this thread: they must only swap whole
+    objects that other threads read.
+
+    Create it before the subscription, pass :attr:`callback_group` to ``create_subscription``
+    (the executor then leaves that subscription alone), then :meth:`start` it.
+
+    Raises:
+        RuntimeError: this rclpy has no wait set to build the thread on (the constructor
+            fails before anything is created, so the caller can subscribe the usual way).
+    """
+
+    WAIT_NS = 100_000_000  # how often the thread looks at its stop flag
+
+    def __init__(self, node, name='subscription thread'):
+        try:
+            from rclpy.impl.implementation_singleton import rclpy_implementation
+            self._wait_set = rclpy_implementation.WaitSet(1, 0, 0, 0, 0, 0,
+                                                          node.context.handle)
+        except Exception as exc:  # not the rclpy this was written against
+            raise RuntimeError('no rclpy wait set: %s: %s' % (type(exc).__name__, exc))
+        self.callback_group = _OwnThread()
+        self._node = node
+        self._subscription = None
+        self._callback = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def start(self, subscription, callback):
+        """Serve ``subscription`` (created in :attr:`callback_group`) with ``callback(msg)``."""
+        self._subscription = subscription
+        self._callback = callback
+        self._thread.start()
+
+    def stop(self, timeout=1.0):
+        """Ask the thread to end and wait for it (at most ``timeout`` s)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def _run(self):
+        sub = self._subscription
+        wait_set = self._wait_set
+        context = self._node.context
+        while not self._stop.is_set() and context.ok():
+            try:
+                with sub.handle, context.handle:
+                    wait_set.clear_entities()
+                    wait_set.add_subscription(sub.handle)
+                    wait_set.wait(self.WAIT_NS)  # releases the GIL
+                    if not wait_set.get_ready_entities('subscription'):
+                        continue
+                    while not self._stop.is_set():
+                        taken = sub.handle.take_message(sub.msg_type, sub.raw)
+                        if taken is None:
+                            break
+                        try:
+                            self._callback(taken[0])
+                        except Exception as exc:  # as in run(): never end the thread
+                            count_failure(self._node, exc)
+            except InvalidHandle:  # the subscription or the context is being destroyed
+                break
+            except Exception as exc:  # rclpy failing to take a message: skip it
+                if not context.ok():
+                    break
+                count_failure(self._node, exc)
+                self._stop.wait(0.001)  # never a busy loop, whatever keeps failing
