@@ -762,15 +762,17 @@ def rnea_batch(packed, q, qd, qdd, fext, tau, mode=MODE_FULL):
 
 
 def warm_up(packed):
-    """Compile (or load from numba's on-disk cache) the kernels, fill :data:`ENTRY` and give
-    ``packed`` its entry points.
+    """Compile (or load from numba's on-disk cache) the single-state kernels, fill
+    :data:`ENTRY` and give ``packed`` its entry points.
 
-    The single-state entry points are compiled for float64 vectors of any strides and then
-    frozen: in the dispatcher, anything else (a list, an integer array) raises ``TypeError`` at
-    once instead of compiling a new variant in the middle of a control loop.
+    The single-state entry points are compiled for float64 vectors of any strides (read, never
+    written) and then frozen: in the dispatcher, anything else (a list, an integer array)
+    raises ``TypeError`` at once instead of compiling a new variant in the middle of a control
+    loop. The batch kernels are compiled (or loaded) by the first batch: a control loop makes
+    single-state calls, and a first start should not wait for what it does not use.
     """
     vec = types.float64[::1]
-    any_vec = types.float64[:]
+    any_vec = types.Array(types.float64, 1, 'A', readonly=True)  # q, qd, qdd: only read
     forces = types.float64[:, ::1]
     signatures = {
         'rnea1': (rnea1, (vec, any_vec, any_vec, any_vec, forces, vec)),
@@ -783,6 +785,13 @@ def warm_up(packed):
             dispatcher.compile(signature)
             dispatcher.disable_compile()
             ENTRY[name] = _entry_point(dispatcher)
+    # Freshly compiled, the single-state kernels exist for vectors of any strides; the batch
+    # kernels call them with contiguous rows, which that version takes: compiling another
+    # one for them would only make the first batch slower. (Loaded from the disk cache they
+    # have no signature in this process, and the batch kernels come from the cache too.)
+    for kernel in (_rnea_state, _static_state):
+        if kernel.signatures:
+            kernel.disable_compile()
     q = _neutral(packed)
     zero = np.zeros(packed.nv)
     tau = np.zeros(packed.nv)
@@ -790,8 +799,6 @@ def warm_up(packed):
     if ENTRY['rnea1'](packed.blob, q, zero, zero, fext, tau) or \
             ENTRY['gravity1'](packed.blob, q, fext, tau):
         raise RuntimeError('the compiled kernels refused a neutral state')
-    for mode in (MODE_FULL, MODE_STATIC):
-        rnea_batch(packed, q[None], zero[None], zero[None], fext[None], tau[None], mode)
     packed.rnea1 = ENTRY['rnea1']
     packed.gravity1 = ENTRY['gravity1']
     packed.body_force1 = ENTRY['body_force1']

@@ -268,7 +268,8 @@ def gravity_torques(model, q, f_ext=None):
 def _payload_setup(model, link):
     """Inertias of only the links at and beyond ``link``, and where that wrench is collected."""
     cached = model._payload_cache.get(link)
-    if cached is None:
+    # (an entry made before the model was compiled is made again for the compiled path)
+    if cached is None or (cached[4] is None and model.packed is not None and cached[2] >= 0):
         beyond = model.subtree_links(link)
         inertia = np.zeros_like(model.inertia)
         base = np.zeros((6, 6))

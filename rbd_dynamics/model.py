@@ -72,12 +72,17 @@ class Model:
         body_joint_names: name of each body's joint (mimic joints included).
         q_start, v_start: first index of each body's coordinates in the full vectors ``qf``/``vf``
             (one entry per body joint, mimic joints included).
-        packed: the model packed for the compiled path, ``None`` without numba.
+        packed: the model packed for the compiled path, ``None`` without numba (or until
+            :meth:`compile`).
     """
 
-    def __init__(self, description, gravity=(0.0, 0.0, -9.81), root_link=None):
+    def __init__(self, description, gravity=(0.0, 0.0, -9.81), root_link=None, compiled=True):
         """Build the model; prefer :meth:`from_urdf`, :meth:`from_urdf_file` or
         :meth:`from_description`.
+
+        Args:
+            compiled: build the compiled path now (where numba is installed); False: the NumPy
+                path until :meth:`compile` is called.
 
         Raises:
             UrdfError: the description is unusable (the message names the element).
@@ -94,8 +99,20 @@ class Model:
         self._build_inertias(description)
         self._payload_cache = {}
         self.packed = None
-        if _fast.AVAILABLE:
-            # Compile (or load from numba's on-disk cache) now, so the first call is fast.
+        if compiled:
+            self.compile()
+
+    def compile(self):
+        """Build the compiled path (compile its kernels, or load them from numba's on-disk
+        cache) and use it from now on; nothing to do without numba or when it is done.
+
+        Calls made meanwhile from other threads take the NumPy path and switch when it is
+        ready; the numbers are the same. A first compilation on a machine takes seconds.
+
+        Returns:
+            True when the compiled path is in use.
+        """
+        if self.packed is None and _fast.AVAILABLE:
             try:
                 packed = _fast.PackedModel(self)
                 _fast.warm_up(packed)
@@ -103,17 +120,19 @@ class Model:
             except Exception as exc:  # a numba that cannot build the kernels: stay correct
                 warnings.warn('compiled RNEA unavailable (%s: %s); using the NumPy path'
                               % (type(exc).__name__, exc), RuntimeWarning, stacklevel=2)
+        return self.packed is not None
 
     # Construction ------------------------------------------------------------------------------
 
     @classmethod
-    def from_description(cls, description, gravity=(0.0, 0.0, -9.81), root_link=None):
+    def from_description(cls, description, gravity=(0.0, 0.0, -9.81), root_link=None,
+                         compiled=True):
         """Build a model from a :class:`~rbd_dynamics.description.Description`."""
-        return cls(description, gravity=gravity, root_link=root_link)
+        return cls(description, gravity=gravity, root_link=root_link, compiled=compiled)
 
     @classmethod
     def from_urdf(cls, urdf_xml_text, gravity=(0.0, 0.0, -9.81), root_link=None,
-                  max_bytes=MAX_DESCRIPTION_BYTES):
+                  max_bytes=MAX_DESCRIPTION_BYTES, compiled=True):
         """Build a model from URDF text.
 
         Args:
@@ -122,20 +141,22 @@ class Model:
             root_link: the link to use as the fixed root (a sub-tree of the URDF); ``None`` for
                 the URDF's root.
             max_bytes: descriptions larger than this are refused [bytes].
+            compiled: build the compiled path now (see :meth:`compile`).
 
         Raises:
             UrdfError: the description is unusable (the message names the element).
         """
         return cls(parse_urdf(urdf_xml_text, max_bytes=max_bytes), gravity=gravity,
-                   root_link=root_link)
+                   root_link=root_link, compiled=compiled)
 
     @classmethod
     def from_urdf_file(cls, path, gravity=(0.0, 0.0, -9.81), root_link=None,
-                       max_bytes=MAX_DESCRIPTION_BYTES):
+                       max_bytes=MAX_DESCRIPTION_BYTES, compiled=True):
         """Build a model from a URDF file (see :meth:`from_urdf`)."""
         with open(path, 'rb') as stream:
             data = stream.read(max_bytes + 1)
-        return cls.from_urdf(data, gravity=gravity, root_link=root_link, max_bytes=max_bytes)
+        return cls.from_urdf(data, gravity=gravity, root_link=root_link, max_bytes=max_bytes,
+                             compiled=compiled)
 
     def _build_tree(self, desc, root_link):
         children = {name: [] for name in desc.links}

@@ -342,3 +342,26 @@ def test_axes_in_every_direction():
                                np.broadcast_to(np.eye(3), rotations.shape), rtol=0, atol=1e-15)
     assert np.array_equal(rotations[2], np.eye(3))  # already along z: left alone
     _check(model, np.random.default_rng(14))
+
+
+def test_compile_later():
+    """``compiled=False`` gives the NumPy path until ``compile()``; the numbers do not change,
+    and payload wrenches computed before switch to the compiled path too."""
+    path = MODELS['demo_arm']
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', rbd.InertiaWarning)
+        model = rbd.Model.from_urdf_file(path, compiled=False)
+    assert model.packed is None
+    rng = np.random.default_rng(15)
+    q, qd, qdd = rng.uniform(-1, 1, (3, model.nv))
+    f_ext = {'ft_frame': rng.normal(size=6)}
+    before = (rbd.rnea(model, q, qd, qdd, f_ext), rbd.gravity_torques(model, q),
+              rbd.payload_wrench(model, 'ft_frame', q, qd, qdd))
+    assert model._payload_cache['ft_frame'][4] is None
+    assert model.compile() and model.packed is not None
+    assert model.compile()  # once is enough
+    after = (rbd.rnea(model, q, qd, qdd, f_ext), rbd.gravity_torques(model, q),
+             rbd.payload_wrench(model, 'ft_frame', q, qd, qdd))
+    assert model._payload_cache['ft_frame'][4] is not None
+    for a, b in zip(before, after):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
