@@ -105,6 +105,7 @@ def test_sensor_data_publishers_and_both_paths(urdf, model, thread):
         assert peer.wait_for(
             lambda: diagnostic(peer, namespace, 'joint_states taken on') == where, 5.0)
         assert diagnostic(peer, namespace, 'callback_failures') == '0'
+        assert diagnostic(peer, namespace, 'compiled path') == 'in use'
     finally:
         peer.close()
         assert node.stop() == 0, node.log()

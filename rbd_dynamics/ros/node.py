@@ -47,6 +47,9 @@ NODE_NAME = 'rbd_dynamics'
 COMMAND_OUTPUTS = ('feedforward', 'gravity_compensation')
 LOG_PERIOD = 2.0  # s, the rate limit of repeated warnings
 DIAGNOSTIC_PERIOD = 1.0  # s
+# While the compiled path is being built, torques come from the (slow) NumPy path, for the
+# newest joint state only, with this pause after each: the compilation needs the interpreter.
+NUMPY_PATH_PAUSE = 0.05  # s
 MAX_TIMEOUT = 3600.0  # s
 NS = 1e9
 # Joint states and F/T readings: best effort, volatile, the newest 10 kept. This is the sensor
@@ -134,11 +137,12 @@ class DynamicsNode(Node):
         self._building = ''  # source of the description being built, if any
         self._model_source = ''
         self._model_built_at = None
+        self._compiling = False
         self._counts = {key: 0 for key in (
             'joint_states', 'outputs', 'descriptions', 'descriptions_rejected',
             'rejected_joint_states', 'rejected_desired', 'rejected_wrench',
             'rejected_no_model', 'incomplete_joint_states', 'non_finite_outputs',
-            'rejected_parameters')}
+            'rejected_parameters', 'skipped_while_compiling')}
         self._last_error = {}
         self._last_joint_state_ns = None
         self._compute_ns = []
@@ -417,9 +421,11 @@ class DynamicsNode(Node):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter('ignore', rbd.InertiaWarning)
+                # compiled below, once the model is in use
                 model = rbd.Model.from_urdf(text, gravity=params['gravity'],
                                             root_link=params['root_link'] or None,
-                                            max_bytes=params['max_description_bytes'])
+                                            max_bytes=params['max_description_bytes'],
+                                            compiled=False)
             multi = [(name, jtype) for name, jtype, nv in zip(
                 model.joint_names, model.joint_types, model.joint_nv) if nv != 1]
             if multi:
@@ -433,6 +439,7 @@ class DynamicsNode(Node):
                 # the joint parameters may have changed while the model was built
                 setup = _Setup(model, self._p['joints'], self._p['kp'], self._p['kd'],
                                previous=self._setup)
+                self._compiling = True  # (compiled below)
                 self._setup = setup
         except Exception as exc:  # an unusable description must never stop the node
             self._counts['descriptions_rejected'] += 1
@@ -447,16 +454,28 @@ class DynamicsNode(Node):
         self._model_error = ''
         self._model_source = source
         self._model_built_at = time.time()
-        # Move everything alive now (numba, the model) out of the collector's reach: a full
-        # collection over those objects would otherwise pause the joint-state path for
-        # milliseconds every so often.
-        gc.collect()
-        gc.freeze()
         for note in model.warnings:
             log.warning('robot description: %s (accepted)' % note)
         log.info('model %r from %s: %d joints, %d links; output joints: %s'
                  % (model.name, source, model.nv, len(model.link_names),
                     ', '.join(setup.joints)))
+        # Torques flow from now on, on the NumPy path (the newest joint state, then a pause of
+        # NUMPY_PATH_PAUSE); the compiled path takes over when it is built. Loaded from
+        # numba's disk cache that is a fraction of a second; the first start on a machine
+        # compiles for seconds, with exact torques published meanwhile.
+        start = time.monotonic()
+        try:
+            compiled = model.compile()
+        finally:
+            self._compiling = False
+        log.info('compiled path %s (%.2f s)'
+                 % ('in use' if compiled else 'unavailable: NumPy path',
+                    time.monotonic() - start))
+        # Move everything alive now (numba, the model) out of the collector's reach: a full
+        # collection over those objects would otherwise pause the joint-state path for
+        # milliseconds every so often.
+        gc.collect()
+        gc.freeze()
 
     # Inputs -------------------------------------------------------------------------------------
 
@@ -509,7 +528,8 @@ class DynamicsNode(Node):
         sensor.received += 1
         sensor.reading = (self.get_clock().now().nanoseconds, link, wrench)
 
-    def _on_joint_state(self, msg):
+    def _on_joint_state(self, msg, newer=False):
+        """Merge a joint state and answer it (``newer``: a newer one is already waiting)."""
         self._counts['joint_states'] += 1
         setup = self._setup
         if setup is None:
@@ -533,6 +553,11 @@ class DynamicsNode(Node):
                                       % ', '.join(merger.missing()),
                                       throttle_duration_sec=LOG_PERIOD)
             return
+        numpy_path = self._compiling and setup.model.packed is None
+        if numpy_path and newer:
+            # the compiled path is being built: answer the newest state only
+            self._counts['skipped_while_compiling'] += 1
+            return
         start = time.perf_counter_ns()
         now = self.get_clock().now().nanoseconds
         self._last_joint_state_ns = now
@@ -541,6 +566,8 @@ class DynamicsNode(Node):
         self._compute_ns.append(spent)
         if spent > self._compute_max_ns:
             self._compute_max_ns = spent
+        if numpy_path:
+            time.sleep(NUMPY_PATH_PAUSE)  # leave the interpreter to the compilation
 
     # Torques ------------------------------------------------------------------------------------
 
@@ -658,6 +685,8 @@ class DynamicsNode(Node):
                 status.message = 'publishing torques'
             add('model', '%s (%d joints, from %s)'
                 % (setup.model.name, setup.model.nv, self._model_source))
+            add('compiled path', 'in use' if setup.model.packed is not None else
+                'compiling' if self._compiling else 'unavailable (NumPy path)')
             add('joints', ', '.join(setup.joints))
         add('model error', self._model_error or 'none')
         add('joint_states age [s]', age(self._last_joint_state_ns))

@@ -94,7 +94,9 @@ class SubscriptionThread:
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def start(self, subscription, callback):
-        """Serve ``subscription`` (created in :attr:`callback_group`) with ``callback(msg)``."""
+        """Serve ``subscription`` (created in :attr:`callback_group`) with
+        ``callback(msg, newer)``: ``newer`` is True when a newer message was already taken in
+        the same wake-up (the callback is called for it next)."""
         self._subscription = subscription
         self._callback = callback
         self._thread.start()
@@ -117,14 +119,14 @@ class SubscriptionThread:
                     wait_set.wait(self.WAIT_NS)  # releases the GIL
                     if not wait_set.get_ready_entities('subscription'):
                         continue
-                    while not self._stop.is_set():
-                        taken = sub.handle.take_message(sub.msg_type, sub.raw)
-                        if taken is None:
-                            break
+                    taken = sub.handle.take_message(sub.msg_type, sub.raw)
+                    while taken is not None and not self._stop.is_set():
+                        newer = sub.handle.take_message(sub.msg_type, sub.raw)
                         try:
-                            self._callback(taken[0])
+                            self._callback(taken[0], newer is not None)
                         except Exception as exc:  # as in run(): never end the thread
                             count_failure(self._node, exc)
+                        taken = newer
             except InvalidHandle:  # the subscription or the context is being destroyed
                 break
             except Exception as exc:  # rclpy failing to take a message: skip it
