@@ -164,6 +164,12 @@ def test_a_wrong_wrench_is_detected(pair):
     assert rel_error(rbd.gravity_torques(model, q, {link: -wrench}), ref) > 1e-6
 
 
+PIN_VERSION = tuple(int(part) for part in pin.__version__.split('.')[:2])
+
+
+@pytest.mark.skipif(PIN_VERSION < (4, 0), reason='Pinocchio before 4.0: its native mimic joints '
+                    'give other torques than 4.x and than the mimic-free model (seen with 3.7.0 '
+                    'on panda and pr2)')
 @pytest.mark.parametrize('rel', NATIVE_MIMIC, ids=robot_id)
 def test_pinocchio_native_mimic_joints(rel):
     """Pinocchio's own mimic joints: no folding on our side, the torques compare directly."""
