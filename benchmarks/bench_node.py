@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Node figures over real DDS, each against a reference measured in the same run.
 
-    python benchmarks/bench_node.py latency [--seconds 10] [--blocks 3]
+    python benchmarks/bench_node.py latency [--seconds 3] [--blocks 10]
     python benchmarks/bench_node.py startup [--runs 5]
     python benchmarks/bench_node.py soak [--minutes 10]
     python benchmarks/bench_node.py all [--quick]       (latency and startup)
@@ -412,8 +412,9 @@ def soak(args, report):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('what', choices=('latency', 'startup', 'soak', 'all', 'relay'))
-    parser.add_argument('--seconds', type=float, default=10.0, help='latency block length')
-    parser.add_argument('--blocks', type=int, default=3)
+    # many short blocks, alternating: a disturbed stretch of the machine hits both sides
+    parser.add_argument('--seconds', type=float, default=3.0, help='latency block length')
+    parser.add_argument('--blocks', type=int, default=10)
     parser.add_argument('--runs', type=int, default=3, help='startup runs')
     parser.add_argument('--minutes', type=float, default=10.0, help='soak length')
     parser.add_argument('--quick', action='store_true',
@@ -427,7 +428,7 @@ def main():
         args.out = os.path.join(HERE, 'results',
                                 'soak.json' if args.what == 'soak' else 'node.json')
     if args.quick:
-        args.seconds, args.blocks, args.runs = 3.0, 2, 1
+        args.seconds, args.blocks, args.runs = 2.0, 4, 1
         args.minutes = min(args.minutes, 2.0)
     rclpy.init()
     report = {'machine': {'cpus': os.cpu_count(), 'python': sys.version.split()[0]}}

@@ -14,23 +14,12 @@ import pytest
 rclpy = pytest.importorskip('rclpy')
 
 import rbd_dynamics as rbd  # noqa: E402
-from rbd_dynamics.resources import demo_urdf_path, share_directory  # noqa: E402
+from rbd_dynamics.resources import share_directory  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 from ros_helpers import NodeProcess, Peer  # noqa: E402
 
 TOL = 1e-9
-
-
-@pytest.fixture(scope='module')
-def urdf():
-    with open(demo_urdf_path()) as stream:
-        return stream.read()
-
-
-@pytest.fixture(scope='module')
-def model(urdf):
-    return rbd.Model.from_urdf(urdf)
 
 
 def exchange(peer, names, q=(), qd=(), timeout=10.0):

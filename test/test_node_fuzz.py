@@ -13,7 +13,6 @@ import pytest
 rclpy = pytest.importorskip('rclpy')
 
 import rbd_dynamics as rbd  # noqa: E402
-from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 
 from hostile import cases, ROOT_LINK  # noqa: E402
@@ -23,17 +22,6 @@ from test_node import exchange, wait_ready  # noqa: E402
 TOL = 1e-9
 COUNT = int(os.environ.get('RBD_FUZZ_MESSAGES', '10000'))
 HOSTILE_VALUES = (math.nan, math.inf, -math.inf, 1e308, -1e308, 1e154, 0.0, -0.0, 5e-324)
-
-
-@pytest.fixture(scope='module')
-def urdf():
-    with open(demo_urdf_path()) as stream:
-        return stream.read()
-
-
-@pytest.fixture(scope='module')
-def model(urdf):
-    return rbd.Model.from_urdf(urdf)
 
 
 def numbers(rng, n):

@@ -11,7 +11,6 @@ import pytest
 rclpy = pytest.importorskip('rclpy')
 
 import rbd_dynamics as rbd  # noqa: E402
-from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
 from rclpy.qos import qos_profile_sensor_data  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from geometry_msgs.msg import WrenchStamped  # noqa: E402
@@ -19,17 +18,6 @@ from geometry_msgs.msg import WrenchStamped  # noqa: E402
 from ros_helpers import NodeProcess, Peer  # noqa: E402
 
 TOL = 1e-9
-
-
-@pytest.fixture(scope='module')
-def urdf():
-    with open(demo_urdf_path()) as stream:
-        return stream.read()
-
-
-@pytest.fixture(scope='module')
-def model(urdf):
-    return rbd.Model.from_urdf(urdf)
 
 
 def diagnostic(peer, namespace, key):
