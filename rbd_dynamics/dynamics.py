@@ -321,20 +321,13 @@ def payload_wrench(model, link, q, qd=None, qdd=None):
     """
     model.check_link(link)
     inertia, base, body, to_link, packed = _payload_setup(model, link)
-    if packed is not None:
-        try:  # as in rnea
-            single = (q.dtype is _F8 and q.ndim == 1
-                      and (qd is None or (qd.dtype is _F8 and qd.ndim == 1))
-                      and (qdd is None or (qdd.dtype is _F8 and qdd.ndim == 1)))
-        except AttributeError:
-            single = False
-        if single:
-            out = np.empty(6)
-            zero = packed.zero_v
-            if not packed.body_force1(packed.blob, q, zero if qd is None else qd,
-                                      zero if qdd is None else qdd, packed.zero_fext,
-                                      qd is None and qdd is None, body, out):
-                return packed.to_public_link @ out
+    if packed is not None and _fast.single_state_inputs(q, qd, qdd):
+        out = np.empty(6)
+        zero = packed.zero_v
+        if not packed.body_force1(packed.blob, q, zero if qd is None else qd,
+                                  zero if qdd is None else qdd, packed.zero_fext,
+                                  qd is None and qdd is None, body, out):
+            return packed.to_public_link @ out
     q = _batch('q', q, model.nq)
     zeros = np.zeros(q.shape[:-1] + (model.nv,))
     q, qd, qdd, shape = _prepare(model, q, zeros if qd is None else qd,
