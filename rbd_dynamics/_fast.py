@@ -82,6 +82,8 @@ MODE_FULL = 0
 MODE_STATIC = 1
 _EYE3 = np.eye(3)
 _F8 = np.dtype(np.float64)
+#: public ``[force, torque]`` <-> Featherstone ``[n, f]`` (its own inverse)
+SWAP = np.block([[np.zeros((3, 3)), _EYE3], [_EYE3, np.zeros((3, 3))]])
 
 
 def z_to_axis(axis):
@@ -141,9 +143,8 @@ class PackedModel:
                     body[i, B_AXIS + 3:B_AXIS + 6] = joint._plane[:, 0]
                     body[i, B_AXIS + 6:B_AXIS + 9] = joint._plane[:, 1]
         self.rotation = rotation
-        swap = _rot6(_EYE3)[:, [3, 4, 5, 0, 1, 2]]  # public [force, torque] -> [n, f]
         self.link_wrench_to_body = {
-            link: _rot6(rotation[b].T) @ model.link_force_to_body[link] @ swap
+            link: _rot6(rotation[b].T) @ model.link_force_to_body[link] @ SWAP
             for link, b in model.link_body.items() if b >= 0}
 
         body_ints = np.stack((model.parent, codes, model.q_start, model.v_start), axis=-1)

@@ -8,6 +8,7 @@ of states. ``rnea`` and ``gravity_torques`` hand single states to the compiled p
 import numpy as np
 
 from . import _fast
+from ._fast import _F8
 from .joints import jcalc
 from .spatial import cross_force, cross_motion, from_public, to_public
 
@@ -189,9 +190,6 @@ def rnea(model, q, qd, qdd, f_ext=None):
     return rnea_reference(model, q, qd, qdd, fext).reshape(shape + (model.nv,))
 
 
-_F8 = np.dtype(np.float64)
-
-
 def _compiled_batch(packed, q, qd, qdd, fext, mode):
     """The compiled kernels over checked ``(B, n)`` arrays and ``None`` or ``(nb, B, 6)``
     forces in model body coordinates: ``(B, nv)`` torques."""
@@ -286,13 +284,10 @@ def _payload_setup(model, link):
         if model.packed is not None and body >= 0:
             packed = model.packed.with_inertia(inertia)
             # packed body force -> public wrench in link coordinates, in one product
-            packed.to_public_link = (_SWAP @ to_link @ _fast._rot6(packed.rotation[body]))
+            packed.to_public_link = (_fast.SWAP @ to_link @ _fast._rot6(packed.rotation[body]))
         cached = (inertia, base, body, to_link, packed)
         model._payload_cache[link] = cached
     return cached
-
-
-_SWAP = np.block([[np.zeros((3, 3)), np.eye(3)], [np.eye(3), np.zeros((3, 3))]])
 
 
 def payload_wrench(model, link, q, qd=None, qdd=None):

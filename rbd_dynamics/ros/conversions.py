@@ -67,8 +67,9 @@ class JointStateMerger:
         self.missing_count = int(np.count_nonzero(~self.has_position))
 
     def _map(self, names):
-        """``(message rows, model rows)`` of the model joints named in ``names``: slices when
-        the message lists exactly the model's joints in model order, index arrays otherwise."""
+        """``(message rows, model rows, count)`` of the model joints named in ``names``:
+        slices when the message lists exactly the model's joints in model order, index arrays
+        otherwise."""
         if names == self._last_names:
             return self._last_map
         if len(set(names)) != len(names):
@@ -76,7 +77,7 @@ class JointStateMerger:
             dup = sorted({n for n in names if n in seen or seen.add(n)})
             raise ValueError('joint_states lists %s more than once' % ', '.join(dup))
         if tuple(names) == self.joint_names:
-            mapping = (slice(None), slice(None))
+            mapping = (slice(None), slice(None), len(names))
         else:
             src, dst = [], []
             for k, name in enumerate(names):
@@ -84,7 +85,7 @@ class JointStateMerger:
                 if i is not None:
                     src.append(k)
                     dst.append(i)
-            mapping = (np.array(src, dtype=np.intp), np.array(dst, dtype=np.intp))
+            mapping = (np.array(src, dtype=np.intp), np.array(dst, dtype=np.intp), len(src))
         self._last_names = list(names)
         self._last_map = mapping
         return mapping
@@ -108,8 +109,7 @@ class JointStateMerger:
             if length and length != count:
                 raise ValueError('joint_states has %d names but %d %s values'
                                  % (count, length, field))
-        src, dst = self._map(names)
-        carried = len(self.position[dst])
+        src, dst, carried = self._map(names)
         if not carried:
             return 0
         if len(position):
