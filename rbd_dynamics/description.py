@@ -51,11 +51,16 @@ class Joint:
         axis: ``(3,)`` unit axis in the joint frame.
         pitch: helical pitch [m/rad].
         mimic: ``None`` or ``(master joint name, multiplier, offset)``.
+        effort: ``<limit effort>`` [N m or N], ``inf`` when absent or 0 (unlimited).
+        damping: ``<dynamics damping>`` [N m s/rad or N s/m], 0 when absent.
+        friction: ``<dynamics friction>`` (Coulomb) [N m or N], 0 when absent.
     """
 
-    __slots__ = ('name', 'jtype', 'parent', 'child', 'xyz', 'rpy', 'axis', 'pitch', 'mimic')
+    __slots__ = ('name', 'jtype', 'parent', 'child', 'xyz', 'rpy', 'axis', 'pitch', 'mimic',
+                 'effort', 'damping', 'friction')
 
-    def __init__(self, name, jtype, parent, child, xyz, rpy, axis, pitch, mimic):
+    def __init__(self, name, jtype, parent, child, xyz, rpy, axis, pitch, mimic,
+                 effort=math.inf, damping=0.0, friction=0.0):
         self.name = name
         self.jtype = jtype
         self.parent = parent
@@ -65,6 +70,9 @@ class Joint:
         self.axis = axis
         self.pitch = pitch
         self.mimic = mimic
+        self.effort = effort
+        self.damping = damping
+        self.friction = friction
 
 
 def finite_vector(value, size, what):
@@ -145,7 +153,8 @@ class Description:
         self.links[name] = Link(name, mass, com, inertia)
 
     def add_joint(self, name, jtype, parent, child, xyz=(0.0, 0.0, 0.0), rpy=(0.0, 0.0, 0.0),
-                  axis=(1.0, 0.0, 0.0), pitch=0.0, mimic=None):
+                  axis=(1.0, 0.0, 0.0), pitch=0.0, mimic=None, effort=None, damping=0.0,
+                  friction=0.0):
         """Add a joint.
 
         Args:
@@ -159,6 +168,10 @@ class Description:
             pitch: helical pitch [m/rad].
             mimic: ``None`` or ``(master joint name, multiplier, offset)``: this joint's position
                 is ``multiplier * master + offset``.
+            effort: effort limit [N m or N], ``None`` or 0 for unlimited (URDF ``<limit>``).
+            damping: viscous friction coefficient [N m s/rad or N s/m], >= 0 (URDF
+                ``<dynamics>``).
+            friction: Coulomb friction [N m or N], >= 0 (URDF ``<dynamics>``).
 
         Raises:
             UrdfError: a duplicate name or an unusable value.
@@ -191,4 +204,13 @@ class Description:
                 raise UrdfError('%s: mimic needs the name of the joint it follows' % where)
             mimic = (master, finite_number(multiplier, where + ' mimic multiplier'),
                      finite_number(offset, where + ' mimic offset'))
-        self.joints[name] = Joint(name, jtype, parent, child, xyz, rpy, axis, pitch, mimic)
+        drive = {}
+        for key, value in (('effort', 0.0 if effort is None else effort),
+                           ('damping', damping), ('friction', friction)):
+            value = finite_number(value, '%s %s' % (where, key))
+            if value < 0.0:
+                raise UrdfError('%s: %s must not be negative, got %r' % (where, key, value))
+            drive[key] = value
+        self.joints[name] = Joint(name, jtype, parent, child, xyz, rpy, axis, pitch, mimic,
+                                  effort=drive['effort'] or math.inf, damping=drive['damping'],
+                                  friction=drive['friction'])

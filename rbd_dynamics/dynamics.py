@@ -263,39 +263,64 @@ def gravity_torques(model, q, f_ext=None):
     return tau.reshape(shape + (model.nv,))
 
 
-def _payload_setup(model, link):
-    """Inertias of only the links at and beyond ``link``, and where that wrench is collected."""
-    cached = model._payload_cache.get(link)
-    # (an entry made before the model was compiled is made again for the compiled path)
-    if cached is None or (cached[4] is None and model.packed is not None and cached[2] >= 0):
-        beyond = model.subtree_links(link)
-        inertia = np.zeros_like(model.inertia)
-        base = np.zeros((6, 6))
-        for name in beyond:
+class _Beyond:
+    """The bodies at and beyond a link, for :func:`payload_wrench` (one per link and payload
+    state, cached).
+
+    Attributes:
+        inertia: ``(nb, 6, 6)`` inertias of only the links at and beyond the link (payloads
+            included), model body coordinates; the other bodies are massless.
+        base: ``(6, 6)`` inertia of the links beyond it that are fixed to the base.
+        body: the body the link belongs to (-1: the base).
+        to_link: ``(6, 6)`` body force -> force in link coordinates, ``X^-T`` (Featherstone
+            order).
+        packed: the packed model with those inertias (compiled path, moving bodies), or
+            ``None``.
+        packed_to_public: ``(6, 6)`` packed body force -> public wrench in link coordinates.
+    """
+
+    def __init__(self, model, link, link_inertia):
+        self.inertia = np.zeros_like(model.inertia)
+        self.base = np.zeros((6, 6))
+        for name in model.subtree_links(link):
             body = model.link_body[name]
             if body >= 0:
-                inertia[body] += model._link_inertia[name]
+                self.inertia[body] += link_inertia[name]
             else:
-                base += model._link_inertia[name]
-        body = model.link_body[link]
-        # force in body coordinates -> link coordinates: f_L = X^-T f_B
-        to_link = np.linalg.inv(model.link_X[link]).T
-        packed = None
-        if model.packed is not None and body >= 0:
-            packed = model.packed.with_inertia(inertia)
-            # packed body force -> public wrench in link coordinates, in one product
-            packed.to_public_link = (_fast.SWAP @ to_link @ _fast._rot6(packed.rotation[body]))
-        cached = (inertia, base, body, to_link, packed)
-        model._payload_cache[link] = cached
-    return cached
+                self.base += link_inertia[name]
+        self.body = model.link_body[link]
+        self.to_link = np.linalg.inv(model.link_X[link]).T
+        self.packed = None
+        self.packed_to_public = None
+        self.compile(model)
+
+    def compile(self, model):
+        """Use the model's compiled path once it has one (for links on moving bodies)."""
+        packed = model.packed
+        if self.packed is None and packed is not None and self.body >= 0:
+            self.packed_to_public = (_fast.SWAP @ self.to_link
+                                     @ _fast._rot6(packed.rotation[self.body]))
+            self.packed = packed.with_inertia(self.inertia)
+
+
+def _beyond(model, link):
+    """The cached :class:`_Beyond` of ``link`` for the model's current payloads."""
+    link_inertia, cache = model._payload_state
+    beyond = cache.get(link)
+    if beyond is None:
+        beyond = cache[link] = _Beyond(model, link, link_inertia)
+    elif beyond.packed is None:
+        beyond.compile(model)  # made before the model was compiled
+    return beyond
 
 
 def payload_wrench(model, link, q, qd=None, qdd=None):
     """Wrench that carries the bodies at and beyond ``link`` at state ``(q, qd, qdd)``.
 
     The bodies beyond a link are the link itself and everything attached below it, through any
-    joint. The result is the wrench the rest of the robot applies on them at ``link``: gravity
-    plus their rate of change of momentum. A force/torque sensor mounted at ``link`` that reports
+    joint, with the payloads they hold (:meth:`~rbd_dynamics.Model.set_payload`). The result is
+    the wrench the rest of the robot applies on them at ``link``: gravity plus their rate of
+    change of momentum. A force/torque sensor mounted at ``link`` that reports
     the wrench applied on the robot by the distal side reads ``contact - payload_wrench``; when
     the payload is part of the model, the contact wrench on it is therefore
     ``reading + payload_wrench``.
@@ -315,20 +340,22 @@ def payload_wrench(model, link, q, qd=None, qdd=None):
         ValueError: an array of the wrong size.
     """
     model.check_link(link)
-    inertia, base, body, to_link, packed = _payload_setup(model, link)
+    beyond = _beyond(model, link)
+    body = beyond.body
+    packed = beyond.packed
     if packed is not None and _fast.single_state_inputs(q, qd, qdd):
         out = np.empty(6)
         zero = packed.zero_v
         if not packed.body_force1(packed.blob, q, zero if qd is None else qd,
                                   zero if qdd is None else qdd, packed.zero_fext,
                                   qd is None and qdd is None, body, out):
-            return packed.to_public_link @ out
+            return beyond.packed_to_public @ out
     q = _batch('q', q, model.nq)
     zeros = np.zeros(q.shape[:-1] + (model.nv,))
     q, qd, qdd, shape = _prepare(model, q, zeros if qd is None else qd,
                                  zeros if qdd is None else qdd)
     qf, qdf, qddf = full_coordinates(model, q, qd, qdd)
-    _, f, Xup = rnea_bodies(model, qf, qdf, qddf, None, inertia)
+    _, f, Xup = rnea_bodies(model, qf, qdf, qddf, None, beyond.inertia)
     if body >= 0:
         wrench = f[body]
     else:
@@ -336,7 +363,7 @@ def payload_wrench(model, link, q, qd=None, qdd=None):
         # beyond it pass on to the base
         wrench = np.zeros((q.shape[0], 6))
         wrench[:, 3:] = -model.gravity
-        wrench = wrench @ base.T
+        wrench = wrench @ beyond.base.T
         for b in np.flatnonzero(model.parent < 0):
             wrench += np.einsum('bji,bj->bi', Xup[b], f[b])
-    return to_public(wrench @ to_link.T).reshape(shape + (6,))
+    return to_public(wrench @ beyond.to_link.T).reshape(shape + (6,))

@@ -14,6 +14,8 @@ Body ``i`` is the child link of the i-th moving joint; the root link and the lin
 form the (immobile) base, number ``-1``.
 """
 
+import math
+import threading
 import warnings
 
 import numpy as np
@@ -60,8 +62,15 @@ class Model:
         nq, nv: sizes of ``q`` and of ``qd``/``qdd``/``tau``.
         gravity: ``(3,)`` gravity acceleration in the root link frame [m/s^2].
         mimic: mimic joint name -> ``(independent master, multiplier, offset)``.
+        effort_limits: ``(nv,)`` ``<limit effort>`` of each independent joint [N m or N], ``inf``
+            where absent or 0.
+        damping: ``(nv,)`` viscous friction [N m s/rad or N s/m] (``<dynamics damping>``), with
+            the damping of each mimic joint reflected onto its master (times multiplier^2).
+        friction: ``(nv,)`` Coulomb friction [N m or N] (``<dynamics friction>``), with each mimic
+            joint's reflected onto its master (times abs(multiplier)).
         root_link: name of the root link.
         warnings: tuple of messages about accepted but suspicious input (inconsistent inertias).
+        payloads: link -> :class:`Payload` held by it now (see :meth:`set_payload`).
 
     Featherstone's system model (body ``i`` = child of the i-th moving joint, 0-based):
         nb: number of bodies.
@@ -97,7 +106,9 @@ class Model:
         self._build_bodies(description)
         self._build_mimic(description)
         self._build_inertias(description)
-        self._payload_cache = {}
+        self.payloads = {}
+        self._payload_state = (self._link_inertia, {})
+        self._writer = threading.Lock()
         self.packed = None
         if compiled:
             self.compile()
@@ -114,13 +125,74 @@ class Model:
         """
         if self.packed is None and _fast.AVAILABLE:
             try:
+                inertia = self.inertia
                 packed = _fast.PackedModel(self)
                 _fast.warm_up(packed)
-                self.packed = packed
+                with self._writer:
+                    if self.inertia is not inertia:  # a payload changed while compiling
+                        packed = packed.with_inertia(self.inertia)
+                    self.packed = packed
             except Exception as exc:  # a numba that cannot build the kernels: stay correct
                 warnings.warn('compiled RNEA unavailable (%s: %s); using the NumPy path'
                               % (type(exc).__name__, exc), RuntimeWarning, stacklevel=2)
         return self.packed is not None
+
+    # Payloads ----------------------------------------------------------------------------------
+
+    def set_payload(self, link, mass, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
+        """Put a rigid payload on ``link`` (replacing the one it held); ``mass = 0`` removes it.
+
+        The payload moves with the link: its inertia is added to the body the link belongs to,
+        and :func:`~rbd_dynamics.rnea`, :func:`~rbd_dynamics.gravity_torques` and
+        :func:`~rbd_dynamics.payload_wrench` (of any link it is beyond) see it from the next
+        call on, on the compiled path without rebuilding the model.
+
+        Threads: the arrays a call reads (``inertia``, ``packed``, the payload wrench cache)
+        are never changed in place; a change builds new ones and swaps the references, so a
+        call running meanwhile on another thread computes wholly with the old payload or
+        wholly with the new one.
+
+        Args:
+            link: a link of the model.
+            mass: [kg], finite and >= 0; 0 removes the payload.
+            com: ``(3,)`` centre of mass in the link frame [m].
+            inertia: ``(6,)`` ``ixx, ixy, ixz, iyy, iyz, izz`` about the centre of mass in the
+                link's axes [kg m^2] (moments >= 0), or a ``(3, 3)`` matrix.
+
+        Raises:
+            UnknownLinkError: ``link`` is not a link of the model.
+            ValueError: a negative or non-finite value, or wrong sizes.
+        """
+        self.check_link(link)
+        payload = Payload(mass, com, inertia)
+        with self._writer:
+            payloads = dict(self.payloads)
+            if payload.mass == 0.0:
+                payloads.pop(link, None)
+            else:
+                payloads[link] = payload
+            link_inertia = dict(self._link_inertia)
+            inertia = self._urdf_inertia.copy()
+            for name, item in payloads.items():
+                X = self.link_X[name]
+                extra = X.T @ spatial_inertia(item.mass, item.com, item.inertia) @ X
+                link_inertia[name] = link_inertia[name] + extra
+                if self.link_body[name] >= 0:
+                    inertia[self.link_body[name]] += extra
+            inertia.setflags(write=False)
+            packed = self.packed
+            if packed is not None:
+                packed = packed.with_inertia(inertia)
+            # each reader takes one reference: the swaps below need no order among them
+            self.inertia = inertia
+            self.packed = packed
+            self._payload_state = (link_inertia, {})
+            self.payloads = payloads
+
+    def clear_payloads(self):
+        """Remove every payload."""
+        for link in list(self.payloads):
+            self.set_payload(link, 0.0)
 
     # Construction ------------------------------------------------------------------------------
 
@@ -294,6 +366,18 @@ class Model:
         self.has_mimic = bool(mimic)
         self._notes = notes
 
+        # The drive of a mimic joint moves with its master: its damping torque d k qd_master
+        # folds into the master as k^2 d, its Coulomb friction f sign(k qd) as |k| f.
+        self.effort_limits = np.array([desc.joints[n].effort for n in self.joint_names])
+        self.damping = np.array([desc.joints[n].damping for n in self.joint_names])
+        self.friction = np.array([desc.joints[n].friction for n in self.joint_names])
+        for name, (master, k, _) in mimic.items():
+            i = v_index[master]
+            self.damping[i] += k * k * desc.joints[name].damping
+            self.friction[i] += abs(k) * desc.joints[name].friction
+        for array in (self.effort_limits, self.damping, self.friction):
+            array.setflags(write=False)
+
     def _build_inertias(self, desc):
         notes = list(self._notes)
         inertia = np.zeros((self.nb, 6, 6))
@@ -312,7 +396,9 @@ class Model:
                 inertia[self.link_body[name]] += body_inertia
             else:
                 base_inertia += body_inertia
+        inertia.setflags(write=False)
         self.inertia = inertia
+        self._urdf_inertia = inertia
         self._base_inertia = base_inertia
         self._link_inertia = link_inertia
         # a wrench in link coordinates, moved to body coordinates: f_B = X^T f_L
@@ -339,6 +425,51 @@ class Model:
                 % (self.name, self.root_link, self.nq, self.nv, self.nb, len(self.link_names)))
 
 
+class Payload:
+    """A rigid payload held by a link (see :meth:`Model.set_payload`).
+
+    Attributes:
+        mass: [kg].
+        com: ``(3,)`` centre of mass in the link frame [m].
+        inertia: ``(3, 3)`` rotational inertia about the centre of mass, link axes [kg m^2].
+    """
+
+    __slots__ = ('mass', 'com', 'inertia')
+
+    def __init__(self, mass, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
+        """Check and keep the values.
+
+        Raises:
+            ValueError: a negative or non-finite value, or wrong sizes.
+        """
+        try:
+            mass = float(mass)
+            com = np.array(com, dtype=float).reshape(-1)
+            inertia = np.array(inertia, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError('payload: mass, com and inertia must be numbers') from None
+        if not (math.isfinite(mass) and mass >= 0.0):
+            raise ValueError('payload mass must be finite and >= 0, got %r' % mass)
+        if com.shape != (3,) or not np.isfinite(com).all():
+            raise ValueError('payload com must be 3 finite numbers, got %s' % com.tolist())
+        if inertia.shape == (6,):
+            xx, xy, xz, yy, yz, zz = inertia
+            inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+        if inertia.shape != (3, 3) or not np.isfinite(inertia).all():
+            raise ValueError('payload inertia must be 6 finite numbers (ixx, ixy, ixz, iyy, '
+                             'iyz, izz), got %s' % inertia.reshape(-1).tolist())
+        if not np.allclose(inertia, inertia.T) or np.any(np.diag(inertia) < 0.0):
+            raise ValueError('payload inertia must be symmetric with moments >= 0, got %s'
+                             % inertia.reshape(-1).tolist())
+        self.mass = mass
+        self.com = com
+        self.inertia = inertia
+
+    def __repr__(self):
+        return 'Payload(mass=%r, com=%s, inertia=%s)' % (
+            self.mass, self.com.tolist(), self.inertia.tolist())
+
+
 def _subtree(root, children):
     """Links of the sub-tree at ``root`` in depth-first pre-order, children in joint order."""
     order = []
@@ -356,4 +487,4 @@ def _listing(names, limit=20):
     return text + (', ... (%d in all)' % len(names) if len(names) > limit else '')
 
 
-__all__ = ['Description', 'InertiaWarning', 'Model', 'UnknownLinkError', 'UrdfError']
+__all__ = ['Description', 'InertiaWarning', 'Model', 'Payload', 'UnknownLinkError', 'UrdfError']

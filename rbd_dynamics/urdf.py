@@ -1,7 +1,8 @@
 """URDF reading: hardened XML parsing into a :class:`~rbd_dynamics.description.Description`.
 
-Only what the dynamics needs is read: links with their ``<inertial>``, joints with origin, axis
-and ``<mimic>``. Visuals, collisions, materials, transmissions and ``<gazebo>`` tags are skipped.
+Only what the dynamics needs is read: links with their ``<inertial>``, joints with origin, axis,
+``<mimic>``, the effort of ``<limit>`` and ``<dynamics damping friction>``. Visuals, collisions,
+materials, transmissions and ``<gazebo>`` tags are skipped.
 
 A description arrives from the ROS graph, which anyone on the network may publish to, so the XML
 is parsed defensively: its size is bounded (``max_bytes``), entity declarations (the
@@ -179,8 +180,12 @@ def _read_joint(desc, element):
             raise UrdfError('%s: <mimic> has no joint attribute' % where)
         mimic = (master, _scalar(mimic_el, 'multiplier', 1.0, where + ' mimic'),
                  _scalar(mimic_el, 'offset', 0.0, where + ' mimic'))
+    limit = element.find('limit')
+    dynamics = element.find('dynamics')
     desc.add_joint(name, jtype, links['parent'], links['child'], xyz=xyz, rpy=rpy, axis=axis,
-                   mimic=mimic)
+                   mimic=mimic, effort=_scalar(limit, 'effort', 0.0, where + ' limit'),
+                   damping=_scalar(dynamics, 'damping', 0.0, where + ' dynamics'),
+                   friction=_scalar(dynamics, 'friction', 0.0, where + ' dynamics'))
 
 
 def parse_urdf(text, max_bytes=MAX_DESCRIPTION_BYTES):
