@@ -60,7 +60,7 @@ else
   "$py" -m pip install "${pip_q[@]}" \
     "ros-$distro-rclpy" "ros-$distro-rmw-fastrtps-cpp" "ros-$distro-std-msgs" \
     "ros-$distro-sensor-msgs" "ros-$distro-geometry-msgs" "ros-$distro-trajectory-msgs" \
-    "ros-$distro-diagnostic-msgs"
+    "ros-$distro-diagnostic-msgs" "ros-$distro-std-srvs"
   # Runtime (numpy; numba for the compiled path), simulation (mujoco), plots (matplotlib) and
   # the test references (Pinocchio, example-robot-data URDFs).
   "$py" -m pip install "${pip_q[@]}" numpy numba mujoco matplotlib psutil \

@@ -6,7 +6,6 @@ are tested without a ROS graph. Every function either returns finite arrays or r
 """
 
 import array
-import math
 
 import numpy as np
 
@@ -138,11 +137,6 @@ class JointStateMerger:
     def missing(self):
         """Names of the model joints that never had a position."""
         return [name for name, ok in zip(self.joint_names, self.has_position) if not ok]
-
-
-def wrap_angle(values):
-    """Angles wrapped to ``[-pi, pi)``."""
-    return (values + math.pi) % (2.0 * math.pi) - math.pi
 
 
 class Desired:
