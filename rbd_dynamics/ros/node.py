@@ -148,6 +148,8 @@ class DynamicsNode(Node):
         self._compute_ns = []
         self._compute_max_ns = 0
 
+        if rbd._fast.numpy_path_note():
+            self.get_logger().warning(rbd._fast.numpy_path_note())
         self._declare_parameters()
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
@@ -686,7 +688,8 @@ class DynamicsNode(Node):
             add('model', '%s (%d joints, from %s)'
                 % (setup.model.name, setup.model.nv, self._model_source))
             add('compiled path', 'in use' if setup.model.packed is not None else
-                'compiling' if self._compiling else 'unavailable (NumPy path)')
+                'compiling' if self._compiling else 'unavailable: %s (NumPy path)'
+                % (rbd._fast.UNAVAILABLE_REASON or 'the kernels could not be built'))
             add('joints', ', '.join(setup.joints))
         add('model error', self._model_error or 'none')
         add('joint_states age [s]', age(self._last_joint_state_ns))
