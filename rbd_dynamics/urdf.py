@@ -43,6 +43,9 @@ class _Element:
         return None
 
 
+_UTF8_BOM = b'\xef\xbb\xbf'
+
+
 def _refuse_entities(*_args):
     raise UrdfError('robot description: XML entity declarations are not accepted')
 
@@ -69,7 +72,12 @@ def parse_xml(text, max_bytes=MAX_DESCRIPTION_BYTES):
     if len(data) > max_bytes:
         raise UrdfError('robot description is %d bytes, more than the limit of %d bytes'
                         % (len(data), max_bytes))
-    if not data.strip():
+    # urdfdom (TinyXML2) skips a byte order mark and whitespace before the XML declaration;
+    # expat refuses a declaration that is not at the very start.
+    if data.startswith(_UTF8_BOM):
+        data = data[len(_UTF8_BOM):]
+    data = data.lstrip(b' \t\r\n')
+    if not data:
         raise UrdfError('robot description is empty')
 
     parser = xml.parsers.expat.ParserCreate()
@@ -115,7 +123,11 @@ def _numbers(element, attr, size, default, where):
 
 
 def _to_float(text, where, attr):
+    # The number formats of urdfdom's C++ stream parsing: '1e-3', '+1', '.5', '1.' are numbers;
+    # '1,5' and '0x10' are not, nor is Python's '1_0'.
     try:
+        if '_' in text:
+            raise ValueError(text)
         return float(text)
     except ValueError:
         raise UrdfError('%s: %s has %r, which is not a number' % (where, attr, text)) from None
