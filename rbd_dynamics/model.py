@@ -25,6 +25,7 @@ from .description import Description, UrdfError
 from .joints import JointModel
 from .spatial import frame_transform, rpy_to_matrix, spatial_inertia
 from .urdf import MAX_DESCRIPTION_BYTES, parse_urdf, read_description_file
+from .urdf_robot import description_from_urdf_robot
 
 
 class InertiaWarning(UserWarning):
@@ -220,6 +221,20 @@ class Model:
         """
         return cls(parse_urdf(urdf_xml_text, max_bytes=max_bytes), gravity=gravity,
                    root_link=root_link, compiled=compiled)
+
+    @classmethod
+    def from_urdf_robot(cls, robot, gravity=(0.0, 0.0, -9.81), root_link=None, compiled=True):
+        """Build a model from a robot parsed by urdf_parser_py (``urdfdom_py``).
+
+        Args:
+            robot: a ``urdf_parser_py.urdf.Robot`` (``URDF.from_xml_string(text)``).
+            gravity, root_link, compiled: as for :meth:`from_urdf`.
+
+        Raises:
+            UrdfError: the description is unusable (the message names the element).
+        """
+        return cls(description_from_urdf_robot(robot), gravity=gravity, root_link=root_link,
+                   compiled=compiled)
 
     @classmethod
     def from_urdf_file(cls, path, gravity=(0.0, 0.0, -9.81), root_link=None,

@@ -23,6 +23,9 @@ from .spatial import rpy_to_matrix
 #: Largest description accepted by default [bytes] (real URDFs are a few hundred kB at most).
 MAX_DESCRIPTION_BYTES = 8 * 1024 * 1024
 
+#: The attributes of ``<inertia>``, in the order :func:`add_inertial_link` takes them.
+INERTIA_KEYS = ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')
+
 #: Deepest element nesting accepted (a URDF needs 4 or 5 levels).
 MAX_DEPTH = 64
 
@@ -164,11 +167,27 @@ def _read_link(desc, element):
     mass_el = inertial.find('mass')
     mass = _scalar(mass_el, 'value', 0.0, where + ' mass')
     inertia_el = inertial.find('inertia')
-    moments = [_scalar(inertia_el, key, 0.0, where + ' inertia')
-               for key in ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')]
-    ixx, ixy, ixz, iyy, iyz, izz = moments
+    moments = [_scalar(inertia_el, key, 0.0, where + ' inertia') for key in INERTIA_KEYS]
+    add_inertial_link(desc, name, mass, xyz, rpy, moments)
+
+
+def add_inertial_link(desc, name, mass, xyz, rpy, moments):
+    """Add a link with a URDF ``<inertial>`` to a description.
+
+    Args:
+        desc: the :class:`Description` to add to.
+        name: link name.
+        mass: [kg].
+        xyz, rpy: ``(3,)`` the inertial frame in the link frame [m, rad].
+        moments: ``(ixx, ixy, ixz, iyy, iyz, izz)`` about the centre of mass, in the inertial
+            frame's axes [kg m^2].
+
+    Raises:
+        UrdfError: an unusable value (the message names the link).
+    """
+    ixx, ixy, ixz, iyy, iyz, izz = finite_vector(moments, 6, 'link %r inertia' % name)
     inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    rot = rpy_to_matrix(rpy)
+    rot = rpy_to_matrix(finite_vector(rpy, 3, 'link %r inertial origin rpy' % name))
     desc.add_link(name, mass=mass, com=xyz, inertia=rot @ inertia @ rot.T)
 
 
