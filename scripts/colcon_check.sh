@@ -22,6 +22,10 @@ fi
 ros_site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 colcon_site="$("$colcon_venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 echo "$ros_site" > "$colcon_site/rbd_ros_environment.pth"
+# The ROS 2 wheels find their shared libraries through the LD_LIBRARY_PATH their environment's
+# interpreter sets up for itself; colcon's interpreter needs the same.
+LD_LIBRARY_PATH="$("$venv/bin/python" -c 'import os; print(os.environ.get("LD_LIBRARY_PATH", ""))')"
+export LD_LIBRARY_PATH
 
 ws="$(mktemp -d /tmp/rbd_colcon_ws.XXXXXX)"
 node_pid=""
