@@ -24,7 +24,8 @@ from . import _fast
 from .description import Description, UrdfError
 from .joints import JointModel
 from .spatial import frame_transform, rpy_to_matrix, spatial_inertia
-from .urdf import MAX_DESCRIPTION_BYTES, parse_urdf
+from .urdf import MAX_DESCRIPTION_BYTES, parse_urdf, read_description_file
+from .urdf_robot import description_from_urdf_robot
 
 
 class InertiaWarning(UserWarning):
@@ -222,11 +223,35 @@ class Model:
                    root_link=root_link, compiled=compiled)
 
     @classmethod
+    def from_urdf_robot(cls, robot, gravity=(0.0, 0.0, -9.81), root_link=None, compiled=True):
+        """Build a model from a robot parsed by urdf_parser_py (``urdfdom_py``).
+
+        Args:
+            robot: a ``urdf_parser_py.urdf.Robot`` (``URDF.from_xml_string(text)``).
+            gravity, root_link, compiled: as for :meth:`from_urdf`.
+
+        Raises:
+            UrdfError: the description is unusable (the message names the element).
+        """
+        return cls(description_from_urdf_robot(robot), gravity=gravity, root_link=root_link,
+                   compiled=compiled)
+
+    @classmethod
     def from_urdf_file(cls, path, gravity=(0.0, 0.0, -9.81), root_link=None,
-                       max_bytes=MAX_DESCRIPTION_BYTES, compiled=True):
-        """Build a model from a URDF file (see :meth:`from_urdf`)."""
-        with open(path, 'rb') as stream:
-            data = stream.read(max_bytes + 1)
+                       max_bytes=MAX_DESCRIPTION_BYTES, compiled=True, xacro_args=None):
+        """Build a model from a URDF file, or a xacro file (see :meth:`from_urdf`).
+
+        Args:
+            path: a URDF file; a name ending in ``.xacro`` is expanded with xacro (an optional
+                dependency: ``pip install xacro``).
+            gravity, root_link, max_bytes, compiled: as for :meth:`from_urdf`.
+            xacro_args: xacro's ``name:=value`` arguments as ``{name: value}``.
+
+        Raises:
+            UrdfError: the description is unusable, xacro is missing or cannot expand the file.
+            OSError: the file cannot be read.
+        """
+        data = read_description_file(path, xacro_args=xacro_args, max_bytes=max_bytes)
         return cls.from_urdf(data, gravity=gravity, root_link=root_link, max_bytes=max_bytes,
                              compiled=compiled)
 

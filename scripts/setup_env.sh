@@ -64,7 +64,8 @@ else
   # Runtime (numpy; numba for the compiled path), simulation (mujoco), plots (matplotlib) and
   # the test references (Pinocchio, example-robot-data URDFs).
   "$py" -m pip install "${pip_q[@]}" numpy numba mujoco matplotlib psutil \
-    pytest hypothesis flake8 flake8-quotes pin example-robot-data
+    pytest hypothesis flake8 flake8-quotes pin example-robot-data xacro urdfdom-py \
+    "ros-$distro-ament-flake8"
   touch "$stamp"
 fi
 # The package itself, reinstalled every time so the environment runs the checked-out code.

@@ -99,6 +99,8 @@ class DynamicsNode(Node):
         self._compute_ns = []
         self._compute_max_ns = 0
 
+        if rbd._fast.numpy_path_note():
+            self.get_logger().warning(rbd._fast.numpy_path_note())
         self._declare_parameters()
         self._controller = Controller(self._sensors)
         self._config = Config.from_parameters(self._p)
@@ -637,7 +639,8 @@ class DynamicsNode(Node):
             model = setup.model
             add('model', '%s (%d joints, from %s)' % (model.name, model.nv, self._model_source))
             add('compiled path', 'in use' if model.packed is not None else
-                'compiling' if self._compiling else 'unavailable (NumPy path)')
+                'compiling' if self._compiling else 'unavailable: %s (NumPy path)'
+                % (rbd._fast.UNAVAILABLE_REASON or 'the kernels could not be built'))
             add('joints', ', '.join(setup.joints))
             drive = (setup.viscous, setup.coulomb, setup.armature)
             add('drive compensation', 'on: viscous %s, coulomb %s, armature %s'
