@@ -16,6 +16,10 @@ os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ.setdefault('RCUTILS_COLORIZED_OUTPUT', '0')
 
 
+def pytest_configure(config):
+    config.addinivalue_line('markers', 'params(dict): parameters of the node a fixture starts')
+
+
 @pytest.fixture(scope='session')
 def urdf():
     """The bundled demo arm's URDF text."""
