@@ -141,6 +141,9 @@ class Setup:
         limits[limits == 0.0] = np.inf  # 0: unlimited, as in a URDF
         self.effort_limits = limits
         self.limited = bool(np.isfinite(limits).any())
+        # every independent joint's limit (the outputs' as configured), for trajectories
+        self.model_effort_limits = np.array(model.effort_limits, dtype=float)
+        self.model_effort_limits[self.rows] = limits
         self.continuous = np.array([t == 'continuous' for t in model.joint_types], dtype=bool)
         self.has_continuous = bool(self.continuous.any())
         self.zero = np.zeros(model.nv)
@@ -348,6 +351,47 @@ class Controller:
                 command = np.clip(command, last[2] - step, last[2] + step)
             self._last_command = (setup, now_ns, command)
         return command, saturated
+
+    # Trajectories ------------------------------------------------------------------------------
+
+    def trajectory_efforts(self, setup, rows, positions, velocities, accelerations, held):
+        """Efforts of a planned trajectory at every point, in one batch.
+
+        Args:
+            setup: the current setup (model with its payloads, drive).
+            rows: ``(k,)`` model index of each trajectory joint.
+            positions, velocities, accelerations: ``(points, k)``.
+            held: ``(nv,)`` positions of the joints the trajectory does not name (held there at
+                rest).
+
+        Returns:
+            ``(efforts, exceeded)``: ``(points, k)`` torques ``rnea(q, qd, qdd)`` (+ drive
+            torques when compensating), and ``None`` or ``(point, column)`` of the first effort
+            over its limit (in time, then in the trajectory's joint order).
+
+        Raises:
+            ValueError: a torque would not be finite.
+        """
+        count = positions.shape[0]
+        q = np.tile(held, (count, 1))
+        qd = np.zeros_like(q)
+        qdd = np.zeros_like(q)
+        q[:, rows] = positions
+        qd[:, rows] = velocities
+        qdd[:, rows] = accelerations
+        tau = rnea(setup.model, q, qd, qdd)
+        if setup.drive_on:
+            tau += drive_torques(qd, qdd, setup.viscous, setup.coulomb, setup.armature,
+                                 setup.config.coulomb_velocity)
+        efforts = tau[:, rows]
+        if not np.isfinite(efforts).all():
+            raise ValueError('the efforts of the trajectory are not finite')
+        over = np.abs(efforts) > setup.model_effort_limits[rows]
+        exceeded = None
+        if over.any():
+            point = int(np.flatnonzero(over.any(axis=1))[0])
+            exceeded = (point, int(np.flatnonzero(over[point])[0]))
+        return efforts, exceeded
 
     # Tare ---------------------------------------------------------------------------------------
 

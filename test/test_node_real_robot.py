@@ -230,7 +230,8 @@ def test_payload_topic_and_parameters(node, model, urdf):
     for values, word in (({'payload.link': 'nowhere'}, 'nowhere'),
                          ({'payload.mass': -2.0}, 'payload.mass'),
                          ({'payload.com': [0.0, 0.1]}, 'payload.com'),
-                         ({'payload.inertia': [1.0, 0.0, 0.0, -1.0, 0.0, 1.0]}, 'payload.inertia')):
+                         ({'payload.inertia': [1.0, 0.0, 0.0, -1.0, 0.0, 1.0]},
+                          'payload.inertia')):
         (result,) = peer.set_parameters(**values)
         assert not result.successful and word in result.reason, (values, result.reason)
     assert close(exchange(peer, model.joint_names, q, qd)[1].effort, expect_g)

@@ -233,6 +233,49 @@ def desired_from_array(msg, rows, n):
     return out
 
 
+def trajectory_to_arrays(msg, index):
+    """A planned ``trajectory_msgs/JointTrajectory`` as arrays in the message's joint order.
+
+    Args:
+        msg: the message; every point needs positions, velocities and accelerations for each
+            of its joints.
+        index: independent joint name -> model index.
+
+    Returns:
+        ``(rows, positions, velocities, accelerations)``: ``(k,)`` model index of each message
+        joint and three ``(points, k)`` arrays.
+
+    Raises:
+        ValueError: no joints or points, unknown or duplicate joints, missing or non-finite
+            values, or lengths that disagree with ``joint_names`` (the message names the point).
+    """
+    names = list(msg.joint_names)
+    if not names:
+        raise ValueError('trajectory has no joint_names')
+    if not len(msg.points):
+        raise ValueError('trajectory has no points')
+    unknown = [name for name in names if name not in index]
+    if unknown:
+        raise ValueError('trajectory names joints that are not independent joints of the '
+                         'model: %s' % ', '.join(unknown))
+    if len(set(names)) != len(names):
+        raise ValueError('trajectory lists a joint more than once')
+    rows = np.array([index[name] for name in names], dtype=np.intp)
+    fields = ('positions', 'velocities', 'accelerations')
+    out = [np.empty((len(msg.points), len(names))) for _ in fields]
+    for k, point in enumerate(msg.points):
+        for field, values_of in zip(fields, out):
+            values = _floats(getattr(point, field), field)
+            if len(values) != len(names):
+                raise ValueError('trajectory point %d has %d %s for %d joints (positions, '
+                                 'velocities and accelerations are required)'
+                                 % (k, len(values), field, len(names)))
+            if not np.isfinite(values).all():
+                raise ValueError('trajectory point %d: %s are not finite' % (k, field))
+            values_of[k] = values
+    return (rows,) + tuple(out)
+
+
 def wrench_to_array(msg, convention):
     """``geometry_msgs/WrenchStamped`` as ``(6,)`` [fx fy fz tx ty tz] applied on the robot.
 

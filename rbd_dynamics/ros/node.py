@@ -45,7 +45,7 @@ from rbd_dynamics.controller import (check_lengths, Config, Controller, describe
                                      Sensor, Setup)
 from . import parameters
 from .conversions import (desired_from_array, desired_from_trajectory, JointStateMerger,
-                          to_float_array, wrench_to_array)
+                          to_float_array, trajectory_to_arrays, wrench_to_array)
 from .spinning import run, SubscriptionThread
 
 NODE_NAME = 'rbd_dynamics'
@@ -93,7 +93,7 @@ class DynamicsNode(Node):
             'rejected_joint_states', 'rejected_desired', 'rejected_wrench',
             'rejected_no_model', 'incomplete_joint_states', 'non_finite_outputs',
             'rejected_parameters', 'skipped_while_compiling', 'rejected_payload',
-            'rejected_tare', 'saturated_cycles')}
+            'rejected_tare', 'saturated_cycles', 'trajectories', 'rejected_trajectory')}
         self._last_error = {}
         self._last_joint_state_ns = None
         self._compute_ns = []
@@ -124,6 +124,8 @@ class DynamicsNode(Node):
                                               event_callbacks=quiet_pub)
         self._pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10,
                                                event_callbacks=quiet_pub)
+        self._pub_trajectory = self.create_publisher(JointTrajectory, '~/trajectory_with_effort',
+                                                     10, event_callbacks=quiet_pub)
         self._msg_ff = JointState()
         self._msg_g = JointState()
         self._msg_cmd = Float64MultiArray()
@@ -150,6 +152,8 @@ class DynamicsNode(Node):
         self.create_subscription(Float64MultiArray, '~/desired_accelerations',
                                  self._on_desired_accelerations, 10, event_callbacks=command_sub)
         self.create_subscription(InertiaStamped, '~/payload', self._on_payload, 10,
+                                 event_callbacks=command_sub)
+        self.create_subscription(JointTrajectory, '~/trajectory', self._on_trajectory, 10,
                                  event_callbacks=command_sub)
         for sensor in self._sensors:
             self.create_subscription(WrenchStamped, sensor.topic,
@@ -341,6 +345,42 @@ class DynamicsNode(Node):
                 self._topic_payloads.pop(link, None)
         self.get_logger().info('payload on %s: %s' % (link, _payload_text(payload))
                                if payload.mass else 'payload on %s removed' % link)
+
+    # Trajectories -----------------------------------------------------------------------------
+
+    def _on_trajectory(self, msg):
+        """Fill every point's efforts and forward the trajectory, or refuse it whole."""
+        active = self._active
+        if active is None:
+            return self._reject('trajectory', 'no model yet')
+        setup, merger = active
+        model = setup.model
+        try:
+            rows, q, qd, qdd = trajectory_to_arrays(msg, setup.index)
+            named = set(rows.tolist())
+            unmeasured = [name for i, name in enumerate(model.joint_names)
+                          if i not in named and not merger.has_position[i]]
+            if unmeasured:
+                raise ValueError('joints the trajectory does not name are held at their measured '
+                                 'position, and %s have no joint_states yet'
+                                 % ', '.join(unmeasured))
+            efforts, exceeded = self._controller.trajectory_efforts(
+                setup, rows, q, qd, qdd, merger.position.copy())
+        except ValueError as exc:
+            return self._reject('trajectory', str(exc))
+        if exceeded is not None:
+            point, column = exceeded
+            stamp = msg.points[point].time_from_start
+            joint = msg.joint_names[column]
+            return self._reject(
+                'trajectory', 'effort of %s at time_from_start %.3f s is %.6g, over its limit '
+                '%.6g (point %d); not forwarded'
+                % (joint, stamp.sec + 1e-9 * stamp.nanosec, efforts[point, column],
+                   setup.model_effort_limits[rows[column]], point))
+        for point, effort in zip(msg.points, efforts):
+            point.effort = to_float_array(effort)
+        self._pub_trajectory.publish(msg)
+        self._counts['trajectories'] += 1
 
     # Tare ---------------------------------------------------------------------------------------
 
