@@ -142,6 +142,45 @@ def floating_urdf(path):
     return ET.tostring(robot, encoding='unicode')
 
 
+def has_mimic_joints(path):
+    """True when a moving joint of the description at ``path`` has a ``<mimic>`` tag."""
+    return any(joint.find('mimic') is not None and joint.get('type') != 'fixed'
+               for joint in ET.parse(path).getroot().iter('joint'))
+
+
+def masters_first(path):
+    """The description at ``path`` as URDF text, the joints above each mimic master renamed
+    (``'0'`` prepended) so that the master's branch comes first in depth-first order.
+
+    Pinocchio's native mimic joints need the master before the mimic joint in that order,
+    and urdfdom orders the children of a link by joint name: TALOS and Romeo name some mimic
+    joints before their master's branch. The dynamics do not depend on names; the two models
+    built from this text compare by name as usual.
+    """
+    robot = ET.parse(path).getroot()
+    joints = robot.findall('joint')
+    masters = {mimic.get('joint') for joint in joints for mimic in joint.findall('mimic')}
+    below = {}
+    for joint in joints:
+        below.setdefault(joint.find('parent').get('link'), []).append(joint)
+    holds = {}
+
+    def holds_master(joint):
+        name = joint.get('name')
+        if name not in holds:
+            child = joint.find('child').get('link')
+            holds[name] = name in masters or any(holds_master(j) for j in below.get(child, ()))
+        return holds[name]
+
+    renamed = {joint.get('name'): '0' + joint.get('name') for joint in joints
+               if holds_master(joint)}
+    for joint in joints:
+        joint.set('name', renamed.get(joint.get('name'), joint.get('name')))
+        for mimic in joint.findall('mimic'):
+            mimic.set('joint', renamed.get(mimic.get('joint'), mimic.get('joint')))
+    return ET.tostring(robot, encoding='unicode')
+
+
 class PinocchioPair:
     """Our model and Pinocchio's of one URDF, with the maps between their coordinates.
 
