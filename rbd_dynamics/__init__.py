@@ -14,13 +14,13 @@ The ROS 2 node lives in :mod:`rbd_dynamics.ros`.
 from .description import Description, UrdfError
 from .dynamics import gravity_torques, payload_wrench, rnea
 from .joints import SUPPORTED_JOINT_TYPES, jcalc, JointModel
-from .model import InertiaWarning, Model, UnknownLinkError
+from .model import DescriptionWarning, InertiaWarning, Model, UnknownLinkError
 from .urdf import MAX_DESCRIPTION_BYTES, parse_urdf
 
 __version__ = '0.1.0'
 
 __all__ = [
-    'Description', 'InertiaWarning', 'JointModel', 'MAX_DESCRIPTION_BYTES', 'Model',
-    'SUPPORTED_JOINT_TYPES', 'UnknownLinkError', 'UrdfError', 'gravity_torques', 'jcalc',
+    'Description', 'DescriptionWarning', 'InertiaWarning', 'JointModel', 'MAX_DESCRIPTION_BYTES',
+    'Model', 'SUPPORTED_JOINT_TYPES', 'UnknownLinkError', 'UrdfError', 'gravity_torques', 'jcalc',
     'parse_urdf', 'payload_wrench', 'rnea',
 ]

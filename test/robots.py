@@ -121,9 +121,9 @@ def robot_id(path):
 
 
 def load(path, **kwargs):
-    """Our model of ``path``, inconsistent-inertia warnings silenced (they are expected)."""
+    """Our model of ``path``, description warnings silenced (real descriptions have them)."""
     with warnings.catch_warnings():
-        warnings.simplefilter('ignore', rbd.InertiaWarning)
+        warnings.simplefilter('ignore', rbd.DescriptionWarning)
         return rbd.Model.from_urdf_file(path, **kwargs)
 
 
@@ -209,7 +209,7 @@ class PinocchioPair:
         self.extra_links = {WORLD_LINK} if floating else set()
         if floating:
             with warnings.catch_warnings():
-                warnings.simplefilter('ignore', rbd.InertiaWarning)
+                warnings.simplefilter('ignore', rbd.DescriptionWarning)
                 self.model = rbd.Model.from_urdf(floating_urdf(path), gravity=gravity)
             self.pin_model = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer(),
                                                     FLOATING_JOINT, mimic=mimic)

@@ -95,3 +95,34 @@ def test_the_command_line_prints_the_library_torques(model):
     bad = subprocess.run(command[:4] + ['--q', '1', '2'], capture_output=True, text=True,
                          timeout=120)
     assert bad.returncode != 0 and 'needs %d numbers' % model.nq in bad.stderr
+
+
+def test_a_mimic_on_a_fixed_joint_is_a_description_warning_not_an_inertia_one():
+    text = robot('arm', link('base'), joint('j', 'revolute', 'base', 'body', axis=(0, 1, 0)),
+                 link('body', inertial(1.0, (0.2, 0.0, 0.0), 0.01, 0.01, 0.01)),
+                 joint('tool_joint', 'fixed', 'body', 'tool', mimic=('j', 1.0, 0.0)),
+                 link('tool'))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        model = rbd.Model.from_urdf(text)
+    assert [w.category for w in caught] == [rbd.DescriptionWarning]
+    assert 'tool_joint' in str(caught[0].message)
+    assert model.warnings == (str(caught[0].message),)
+    assert issubclass(rbd.InertiaWarning, rbd.DescriptionWarning)
+
+
+def test_warnings_point_at_the_line_that_built_the_model(tmp_path):
+    text = _arm(ixx=0.5)
+    path = tmp_path / 'arm.urdf'
+    path.write_text(text)
+    desc = rbd.parse_urdf(text)
+    builders = {'from_urdf': lambda: rbd.Model.from_urdf(text),
+                'from_urdf_file': lambda: rbd.Model.from_urdf_file(str(path)),
+                'from_description': lambda: rbd.Model.from_description(desc),
+                'Model': lambda: rbd.Model(desc)}
+    for name, build in builders.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            build()
+        assert [w.category for w in caught] == [rbd.InertiaWarning], name
+        assert caught[0].filename == __file__, (name, caught[0].filename)

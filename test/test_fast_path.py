@@ -28,7 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def _load(path):
     with warnings.catch_warnings():
-        warnings.simplefilter('ignore', rbd.InertiaWarning)
+        warnings.simplefilter('ignore', rbd.DescriptionWarning)
         return rbd.Model.from_urdf_file(path)
 
 
@@ -358,7 +358,7 @@ def test_compile_later():
     and payload wrenches computed before switch to the compiled path too."""
     path = MODELS['demo_arm']
     with warnings.catch_warnings():
-        warnings.simplefilter('ignore', rbd.InertiaWarning)
+        warnings.simplefilter('ignore', rbd.DescriptionWarning)
         model = rbd.Model.from_urdf_file(path, compiled=False)
     assert model.packed is None
     rng = np.random.default_rng(15)
