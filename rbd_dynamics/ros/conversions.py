@@ -38,10 +38,9 @@ class JointStateMerger:
     independent joints of the model (other robots' joints, mimic joints) are ignored.
     """
 
-    def __init__(self, joint_names, continuous=()):
+    def __init__(self, joint_names):
         """Args:
             joint_names: the model's independent 1-DoF joints, in ``q`` order.
-            continuous: names of the joints whose position is an angle without limits.
         """
         self.joint_names = tuple(joint_names)
         self.index = {name: i for i, name in enumerate(self.joint_names)}
@@ -49,8 +48,6 @@ class JointStateMerger:
         self.position = np.zeros(n)
         self.velocity = np.zeros(n)
         self.has_position = np.zeros(n, dtype=bool)
-        self.continuous = np.array([name in set(continuous) for name in self.joint_names],
-                                   dtype=bool)
         self.missing_count = n
         self._last_names = None
         self._last_map = None
