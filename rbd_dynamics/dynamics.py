@@ -198,8 +198,11 @@ def _compiled_batch(packed, q, qd, qdd, fext, mode):
         fext = np.zeros((1, packed.nb, 6))
     else:
         fext = packed.forces_in(fext.transpose(1, 0, 2))
-    _fast.rnea_batch(packed, np.ascontiguousarray(q), np.ascontiguousarray(qd),
-                     np.ascontiguousarray(qdd), fext, tau, mode)
+    # One array type for every batch (contiguous and writable, copied where an input is a
+    # read-only broadcast): the batch kernels then need one variant of the single-state
+    # kernels, which warm_up may already have frozen.
+    q, qd, qdd = (np.require(x, np.float64, ('C', 'W')) for x in (q, qd, qdd))
+    _fast.rnea_batch(packed, q, qd, qdd, fext, tau, mode)
     return tau
 
 

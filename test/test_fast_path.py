@@ -417,3 +417,28 @@ def test_large_batches_run_on_threads(code_model, monkeypatch):
     rbd.rnea(model, q[:_fast.PARALLEL_BATCH - 1], qd[:_fast.PARALLEL_BATCH - 1],
              qdd[:_fast.PARALLEL_BATCH - 1])
     assert calls == [2, 2]
+
+
+def test_batches_of_any_input_kind_after_a_second_warm_up(tmp_path):
+    """Batch kernels compiled in a process whose single-state kernels came from numba's disk
+    cache, then frozen by a second model's warm-up, still take batches whose inputs are
+    broadcast (read-only) or not: every batch reaches them as one array type."""
+    load = ('import rbd_dynamics as rbd\n'
+            'from rbd_dynamics.resources import demo_urdf_path\n'
+            'm = rbd.Model.from_urdf_file(demo_urdf_path())\n')
+    batches = load + (
+        'import numpy as np\n'
+        'Q = np.tile(np.linspace(-1, 1, m.nq), (300, 1)); z = np.zeros(m.nv)\n'
+        'a = rbd.rnea(m, Q, z, z)\n'
+        'm2 = rbd.Model.from_urdf_file(demo_urdf_path())\n'
+        'Z = np.zeros((300, m.nv))\n'
+        'b = rbd.rnea(m2, Q, Z, Z)\n'
+        'c = rbd.gravity_torques(m2, np.broadcast_to(Q[0], Q.shape))\n'
+        'assert np.abs(a - b).max() == 0 and np.abs(a - c).max() < 1e-12\n')
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    # the first process caches the single-state kernels only; the second loads them and
+    # compiles the batch kernels
+    for script in (load, batches):
+        result = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True,
+                                text=True, timeout=600)
+        assert result.returncode == 0, result.stderr[-2000:]
