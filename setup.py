@@ -23,7 +23,10 @@ setup(
     extras_require={
         'fast': ['numba>=0.55'],
         'sim': ['mujoco>=3.0'],
-        'test': ['pytest', 'hypothesis', 'pin', 'example-robot-data'],
+        # python -m rbd_dynamics bag / trajectory: bags without ROS, YAML, the PNG plot
+        'analysis': ['rosbags>=0.10', 'pyyaml', 'matplotlib'],
+        'test': ['pytest', 'hypothesis', 'pin', 'example-robot-data', 'rosbags>=0.10', 'pyyaml',
+                 'matplotlib'],
     },
     zip_safe=True,
     maintainer='rbd_dynamics maintainers',
