@@ -138,10 +138,13 @@ def plot_png(path, table, title='', points=DEFAULT_PLOT_POINTS):
     for ax in axes[:, 0]:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
-    fig.legend(list(handles.values()), list(handles), loc='upper right', fontsize=8, ncol=3)
+    top = 1.0 - 0.45 / fig.get_figheight()  # room for a title line and a legend line
+    fig.suptitle(title or 'joint torques', fontsize=9, x=0.01, y=0.995, ha='left', va='top')
+    fig.legend(list(handles.values()), list(handles), loc='upper right', fontsize=8, ncol=3,
+               bbox_to_anchor=(0.99, 1.0 - 0.3 / fig.get_figheight()), frameon=False)
     axes[-1, 0].set_xlabel(table.time_label)
-    fig.suptitle(title or 'joint torques [N m or N]', fontsize=10, x=0.02, ha='left')
-    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    fig.supylabel('torque [N m or N]', fontsize=8)
+    fig.tight_layout(rect=(0, 0, 1, top))
     fig.savefig(path)
     pyplot.close(fig)
 
