@@ -351,3 +351,13 @@ def test_one_state_command_unchanged():
     code, out, err = run_cli(['--q'] + ['0.1'] * 8)
     assert code == 0, err
     assert 'tau_gravity' in out and 'joint7' in out
+
+
+def test_states_out_of_range_are_refused_not_nan(tmp_path, capsys):
+    names = ['joint1', 'joint2']
+    path = tmp_path / 'absurd.yaml'
+    path.write_text(trajectory_yaml(names, [0.0, 1.0], np.zeros((2, 2)),
+                                    np.full((2, 2), 1e200), np.zeros((2, 2))))
+    assert cli.main(['trajectory', demo_urdf_path(), str(path), '--out', str(tmp_path)]) == 1
+    assert 'not finite' in capsys.readouterr().err
+    assert not (tmp_path / 'torques.csv').exists()

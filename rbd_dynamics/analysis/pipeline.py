@@ -57,8 +57,18 @@ def state_derivatives(merged, window=DEFAULT_WINDOW, order=DEFAULT_ORDER):
 
 
 def torque_table(model, time, q, qd, qdd, effort=None, time_label='time [s]'):
-    """The table of states and their ``rnea`` torques (one batch call)."""
+    """The table of states and their ``rnea`` torques (one batch call).
+
+    Raises:
+        AnalysisError: a torque is not finite (states of absurd magnitude overflow).
+    """
     tau = rnea(model, q, qd, qdd)
+    finite = np.isfinite(tau).all(axis=1)
+    if not finite.all():
+        row = int(np.argmin(finite))
+        raise AnalysisError('the torques at %s = %.9g s are not finite: the state there is out '
+                            'of range (q = %s, qd = %s)' % (time_label.split()[0], time[row],
+                                                            q[row].tolist(), qd[row].tolist()))
     return TorqueTable(model.joint_names, time, q, qd, qdd, tau, effort,
                        effort_limits(model), time_label)
 
