@@ -92,8 +92,9 @@ def _parser(command):
     parser.add_argument('--out', default='.', metavar='DIR',
                         help='directory for %s and %s (default: the current one)'
                         % (CSV_NAME, PNG_NAME))
-    parser.add_argument('--hold', nargs='+', action='extend', metavar='NAME=VALUE',
-                        help='position of a joint the input does not carry (held at rest)')
+    parser.add_argument('--hold', action='append', metavar='NAME=VALUE',
+                        help='position of a joint the input does not carry, held at rest '
+                             '(repeat for several joints)')
     parser.add_argument('--root-link', default=None, help='root of the model')
     parser.add_argument('--plot-points', type=int, default=DEFAULT_PLOT_POINTS,
                         help='samples per plotted curve at most (default: %(default)s)')
