@@ -48,26 +48,37 @@ class JointSeries:
         return float(np.median(np.diff(self.time))) if len(self.time) > 1 else np.inf
 
 
-def _sorted_unique(time, *values):
-    """Sort samples by time and keep the last of equal times (and finite values only)."""
-    finite = np.isfinite(values[0])
-    time = time[finite]
-    values = [v[finite] for v in values]
-    order = np.argsort(time, kind='stable')
-    time = time[order]
+def _sorted_unique(time, value):
+    """Sort samples by time and keep the last of equal times, finite values only (a
+    recording from one publisher is already in order: then nothing is copied)."""
+    finite = np.isfinite(value)
+    if not finite.all():
+        time, value = time[finite], value[finite]
+    steps = np.diff(time)
+    if (steps > 0).all():
+        return time, value
+    if not (steps >= 0).all():
+        order = np.argsort(time, kind='stable')
+        time, value = time[order], value[order]
     last = np.ones(len(time), dtype=bool)
     last[:-1] = time[1:] != time[:-1]
-    return (time[last],) + tuple(v[order][last] for v in values)
+    return time[last], value[last]
 
 
-def joint_series(groups, name, origin_ns, continuous=False):
-    """The samples of joint ``name`` from every group that carries it (``None`` if none)."""
+def joint_series(groups, times, name, continuous=False):
+    """The samples of joint ``name`` from every group that carries it (``None`` if none).
+
+    Args:
+        groups: :class:`~.jointstates.JointStateGroup` list.
+        times: ``(n,)`` message times [s] of each group.
+        name: the joint.
+        continuous: unwrap the positions (an angle without limits).
+    """
     parts = {'position': [], 'velocity': [], 'effort': []}
-    for group in groups:
+    for group, time in zip(groups, times):
         if name not in group.names:
             continue
         col = group.names.index(name)
-        time = (group.stamp - origin_ns) * 1e-9
         for field in parts:
             table = getattr(group, field)
             if table is not None:
@@ -78,8 +89,11 @@ def joint_series(groups, name, origin_ns, continuous=False):
     def joined(field):
         if not parts[field]:
             return None, None
-        time, value = _sorted_unique(np.concatenate([p[0] for p in parts[field]]),
-                                     np.concatenate([p[1] for p in parts[field]]))
+        if len(parts[field]) == 1:
+            time, value = _sorted_unique(*parts[field][0])
+        else:
+            time, value = _sorted_unique(np.concatenate([p[0] for p in parts[field]]),
+                                         np.concatenate([p[1] for p in parts[field]]))
         return value, time
 
     position, time = joined('position')
@@ -153,8 +167,9 @@ def merge_joint_states(groups, model, max_gap=DEFAULT_MAX_GAP, hold=None):
                             '--hold NAME=VALUE)' % ', '.join(missing))
     live = [g for g in groups if set(g.names) & set(names)]
     origin_ns = int(min(g.stamp.min() for g in live))
+    times = [(g.stamp - origin_ns) * 1e-9 for g in live]
     types = dict(zip(names, getattr(model, 'joint_types', ('',) * len(names))))
-    series = {n: joint_series(live, n, origin_ns, types.get(n) == 'continuous')
+    series = {n: joint_series(live, times, n, types.get(n) == 'continuous')
               for n in names if n not in hold or n in recorded}
     empty = [n for n, s in series.items() if s is None]
     if empty:
@@ -162,7 +177,9 @@ def merge_joint_states(groups, model, max_gap=DEFAULT_MAX_GAP, hold=None):
 
     start = max(s.time[0] for s in series.values())
     stop = min(s.time[-1] for s in series.values())
-    stamps = np.unique(np.concatenate([(g.stamp - origin_ns) * 1e-9 for g in live]))
+    stamps = times[0] if len(times) == 1 else np.concatenate(times)
+    if not (np.diff(stamps) > 0).all():
+        stamps = np.unique(stamps)
     time = stamps[(stamps >= start) & (stamps <= stop)]
     keep = np.ones(len(time), dtype=bool)
     for name, s in series.items():
@@ -193,21 +210,29 @@ def merge_joint_states(groups, model, max_gap=DEFAULT_MAX_GAP, hold=None):
             q[:, i] = float(hold[name])
             recorded_velocity[i] = True  # at rest: the zero velocity is known
             continue
-        q[:, i] = np.interp(time, s.time, s.position)
+        q[:, i] = _at(time, s.time, s.position)
         if s.velocity is not None:
-            qd[:, i] = np.interp(time, s.velocity_time, s.velocity)
+            qd[:, i] = _at(time, s.velocity_time, s.velocity)
             recorded_velocity[i] = True
         if s.effort is not None:
-            effort[name] = np.interp(time, s.effort_time, s.effort)
+            effort[name] = _at(time, s.effort_time, s.effort)
     first_ns = origin_ns + int(round(time[0] * 1e9))
     return MergedStates(first_ns, time - time[0], segment, q, qd, recorded_velocity, effort,
                         notes)
 
 
+def _at(time, sample_time, value):
+    """``value`` interpolated linearly at ``time`` (taken as is where the times are the
+    samples' own, as with a single publisher)."""
+    if len(sample_time) == len(time) and np.array_equal(sample_time, time):
+        return value
+    return np.interp(time, sample_time, value)
+
+
 def _stale(sample_time, time, gap):
     """``(len(time),)`` bool: rows between two samples further apart than ``gap`` [s] (rows
     lie within the samples' time span); a row at a sample's own time is never stale."""
-    if not np.isfinite(gap) or len(sample_time) < 2:
+    if not np.isfinite(gap) or len(sample_time) < 2 or np.diff(sample_time).max() <= gap:
         return np.zeros(len(time), dtype=bool)
     below = np.clip(np.searchsorted(sample_time, time, side='right') - 1, 0,
                     len(sample_time) - 2)
