@@ -26,7 +26,10 @@ setup(
         'fast': [],  # numba, now a requirement; kept so that `pip install .[fast]` still works
         'xacro': ['xacro'],
         'sim': ['mujoco>=3.0'],
-        'test': ['pytest', 'hypothesis', 'pin', 'example-robot-data', 'xacro', 'urdfdom-py'],
+        # python -m rbd_dynamics bag / trajectory: bags without ROS, YAML, the PNG plot
+        'analysis': ['rosbags>=0.10', 'pyyaml', 'matplotlib'],
+        'test': ['pytest', 'hypothesis', 'pin', 'example-robot-data', 'xacro', 'urdfdom-py',
+                 'rosbags>=0.10', 'pyyaml', 'matplotlib'],
     },
     zip_safe=True,
     maintainer='rbd_dynamics maintainers',

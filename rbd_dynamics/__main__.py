@@ -5,6 +5,11 @@
 
 Without a file it uses the bundled demo arm. Missing state vectors are zero. ``name:=value``
 arguments go to xacro.
+
+    python -m rbd_dynamics bag ROBOT BAG ...          torques along a recorded rosbag2
+    python -m rbd_dynamics trajectory ROBOT FILE ...  torques along a planned trajectory
+
+(see ``python -m rbd_dynamics bag --help``; :mod:`rbd_dynamics.analysis`)
 """
 
 import argparse
@@ -26,6 +31,10 @@ def _vector(values, size, name):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in ('bag', 'trajectory'):
+        from .analysis.cli import main as analysis_main
+        return analysis_main(argv)
     parser = argparse.ArgumentParser(prog='python -m rbd_dynamics', description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('urdf', nargs='?', help='URDF or xacro file (default: the bundled demo '

@@ -61,9 +61,10 @@ else
     "ros-$distro-rclpy" "ros-$distro-rmw-fastrtps-cpp" "ros-$distro-std-msgs" \
     "ros-$distro-sensor-msgs" "ros-$distro-geometry-msgs" "ros-$distro-trajectory-msgs" \
     "ros-$distro-diagnostic-msgs" "ros-$distro-std-srvs"
-  # Runtime (numpy; numba for the compiled path), simulation (mujoco), plots (matplotlib) and
-  # the test references (Pinocchio, example-robot-data URDFs).
-  "$py" -m pip install "${pip_q[@]}" numpy numba mujoco matplotlib psutil \
+  # Runtime (numpy; numba for the compiled path), simulation (mujoco), plots (matplotlib), the
+  # offline analysis (rosbags, pyyaml) and the test references (Pinocchio, example-robot-data
+  # URDFs, xacro, urdf_parser_py, the ament linters).
+  "$py" -m pip install "${pip_q[@]}" numpy numba mujoco matplotlib psutil rosbags pyyaml \
     pytest hypothesis flake8 flake8-quotes pin example-robot-data xacro urdfdom-py \
     "ros-$distro-ament-flake8"
   touch "$stamp"

@@ -36,6 +36,7 @@ ROSDEP_KEY = {
     'pytest': 'python3-pytest',
     'rcl_interfaces': 'rcl_interfaces',
     'rclpy': 'rclpy',
+    'rosbags': 'python3-rosbags-pip',
     'rosgraph_msgs': 'rosgraph_msgs',
     'sensor_msgs': 'sensor_msgs',
     'std_msgs': 'std_msgs',
@@ -43,6 +44,7 @@ ROSDEP_KEY = {
     'trajectory_msgs': 'trajectory_msgs',
     'urdf_parser_py': 'urdfdom_py',
     'xacro': 'xacro',
+    'yaml': 'python3-yaml',
 }
 
 # Declared without an import: the build type and the launch-file test runner.

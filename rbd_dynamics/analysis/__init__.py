@@ -1,0 +1,16 @@
+"""Offline analysis: joint torques along recorded joint states and planned trajectories.
+
+Nothing here needs ROS: bags are read with ``rosbags`` (MCAP and SQLite 3 storage, CDR decoded by
+its own type store) and trajectories with PyYAML. The command line::
+
+    python -m rbd_dynamics bag ROBOT BAG [--topic /joint_states] [--out DIR] [name:=value ...]
+    python -m rbd_dynamics trajectory ROBOT FILE [--out DIR] [name:=value ...]
+
+Modules: :mod:`.jointstates` (reading a bag), :mod:`.merge` (joint states merged by name into
+the model's order), :mod:`.differentiate` (Savitzky-Golay derivatives), :mod:`.trajectory`
+(a ``JointTrajectory`` saved as YAML), :mod:`.report` (CSV, plot, summary) and :mod:`.cli`.
+"""
+
+
+class AnalysisError(ValueError):
+    """Input the analysis cannot use; the message names the problem."""

@@ -1,0 +1,208 @@
+"""``python -m rbd_dynamics bag ...`` and ``python -m rbd_dynamics trajectory ...``.
+
+Exit codes: 0 done (for ``trajectory``: within the effort limits), 1 unusable input (robot
+description, bag, topic, joint names, trajectory file; the message on stderr names the
+problem), 2 a command line that does not parse, 3 the trajectory exceeds an effort limit.
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+from . import AnalysisError
+from .differentiate import DEFAULT_WINDOW
+from .merge import DEFAULT_MAX_GAP
+from .report import CSV_NAME, DEFAULT_PLOT_POINTS, PNG_NAME
+
+COMMANDS = ('bag', 'trajectory')
+EXIT_INPUT = 1
+EXIT_OVER_LIMIT = 3
+
+
+def _assignments(items, separator, what):
+    """``['a=1', ...]`` -> ``{'a': '1'}``; raises AnalysisError on an item without it."""
+    out = {}
+    for item in items or ():
+        name, sep, value = item.partition(separator)
+        if not sep or not name:
+            raise AnalysisError('%s %r is not NAME%sVALUE' % (what, item, separator))
+        out[name] = value
+    return out
+
+
+def _holds(items):
+    holds = _assignments(items, '=', '--hold')
+    try:
+        values = {name: float(value) for name, value in holds.items()}
+    except ValueError:
+        raise AnalysisError('--hold needs a number: %s' % ' '.join(items)) from None
+    if not all(np.isfinite(v) for v in values.values()):
+        raise AnalysisError('--hold needs finite numbers: %s' % ' '.join(items))
+    return values
+
+
+def load_model(path, xacro_args=None, root_link=None):
+    """The model of a ``.urdf`` / ``.xacro`` file; ``xacro_args`` (``name:=value``) are passed
+    only when there are any.
+
+    Raises:
+        AnalysisError: the file cannot be read or is not a usable description.
+    """
+    from ..model import Model
+    kwargs = {'root_link': root_link or None}
+    if xacro_args:
+        kwargs['xacro_args'] = xacro_args
+    try:
+        return Model.from_urdf_file(path, **kwargs)
+    except TypeError as err:
+        if xacro_args and 'xacro_args' in str(err):
+            raise AnalysisError('this rbd_dynamics cannot expand xacro arguments (%s)'
+                                % ' '.join('%s:=%s' % kv for kv in xacro_args.items())) from None
+        raise AnalysisError('cannot load %s: %s' % (path, err)) from None
+    except OSError as err:
+        raise AnalysisError('cannot read %s: %s' % (path, err.strerror or err)) from None
+    except Exception as err:  # UrdfError, and whatever xacro raises for its input
+        raise AnalysisError('cannot load %s: %s' % (path, err)) from None
+
+
+def _parser(command):
+    parser = argparse.ArgumentParser(prog='python -m rbd_dynamics %s' % command,
+                                     description=(_BAG_HELP if command == 'bag'
+                                                  else _TRAJECTORY_HELP),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('robot', metavar='ROBOT', help='robot description (.urdf or .xacro)')
+    if command == 'bag':
+        parser.add_argument('input', metavar='BAG',
+                            help='rosbag2 directory, or a single .mcap or .db3 file')
+        parser.add_argument('--topic', default='/joint_states',
+                            help='sensor_msgs/JointState topic (default: %(default)s)')
+        parser.add_argument('--window', type=float, default=DEFAULT_WINDOW,
+                            help='Savitzky-Golay window for derivatives [s] '
+                                 '(default: %(default)s)')
+        parser.add_argument('--max-gap', type=float, default=DEFAULT_MAX_GAP,
+                            help='longer pauses, in sample periods, split the recording '
+                                 '(default: %(default)s)')
+    else:
+        parser.add_argument('input', metavar='FILE',
+                            help='JointTrajectory as YAML (ros2 topic echo --once output)')
+    parser.add_argument('xacro_args', nargs='*', metavar='name:=value',
+                        help='xacro arguments')
+    parser.add_argument('--out', default='.', metavar='DIR',
+                        help='directory for %s and %s (default: the current one)'
+                        % (CSV_NAME, PNG_NAME))
+    parser.add_argument('--hold', action='append', metavar='NAME=VALUE',
+                        help='position of a joint the input does not carry, held at rest '
+                             '(repeat for several joints)')
+    parser.add_argument('--root-link', default=None, help='root of the model')
+    parser.add_argument('--plot-points', type=int, default=DEFAULT_PLOT_POINTS,
+                        help='samples per plotted curve at most (default: %(default)s)')
+    return parser
+
+
+_BAG_HELP = """Joint torques along a recording: reads sensor_msgs/JointState from a rosbag2
+(MCAP or SQLite 3, no ROS needed), merges the messages by joint name, takes velocities from the
+messages (differentiating positions where there are none), differentiates velocities into
+accelerations (centred Savitzky-Golay, cubic) and computes tau = rnea(q, qd, qdd) for every
+state. Writes DIR/torques.csv and DIR/torques.png and prints a per-joint summary."""
+
+_TRAJECTORY_HELP = """Joint torques along a planned trajectory_msgs/JointTrajectory saved as
+YAML (as `ros2 topic echo --once` prints it): tau = rnea(q, qd, qdd) at every point. Writes
+DIR/torques.csv and DIR/torques.png, prints a per-joint summary and whether the efforts stay
+within the limits (exit code 3 when they do not). Joints of the model the trajectory does not
+name are held at rest at 0 (or at --hold NAME=VALUE)."""
+
+
+def _analyse(command, args):
+    """Run one command; returns the exit code. Raises AnalysisError for unusable input."""
+    from . import pipeline, report
+    hold = _holds(args.hold)
+    model = load_model(args.robot, _assignments(args.xacro_args, ':=', 'xacro argument'),
+                       args.root_link)
+    pipeline.check_model(model)
+    unknown_holds = sorted(set(hold) - set(model.joint_names))
+    if unknown_holds:
+        raise AnalysisError('--hold names joints the model does not have: %s; its joints: %s'
+                            % (', '.join(unknown_holds), ', '.join(model.joint_names)))
+    if command == 'bag':
+        from .jointstates import ProgressPrinter, read_joint_states
+        from .merge import merge_joint_states
+        if not args.window > 0 or not args.max_gap > 0:
+            raise AnalysisError('--window and --max-gap must be positive')
+        states = read_joint_states(args.input, args.topic, ProgressPrinter(sys.stderr))
+        if not states.messages:
+            raise AnalysisError('%s has no messages on %s' % (args.input, args.topic))
+        notes = ['left out %d messages: %s' % (count, reason)
+                 for reason, count in sorted(states.skipped.items())]
+        if not states.groups:
+            raise AnalysisError('no usable joint states on %s (%s)'
+                                % (args.topic, '; '.join(notes)))
+        merged = merge_joint_states(states.groups, model, args.max_gap, hold)
+        notes += merged.notes
+        table = pipeline.bag_table(model, merged, args.window)
+        origin = 'time 0 = stamp %d.%09d' % divmod(merged.origin_ns, 1000000000)
+        title = '%s: %d states from %s, %s' % (os.path.basename(args.input.rstrip('/')),
+                                               len(table.time), args.topic, origin)
+    else:
+        from .trajectory import read_trajectory
+        trajectory = read_trajectory(args.input)
+        table, notes = pipeline.trajectory_table(model, trajectory, hold)
+        title = '%s: %d points' % (os.path.basename(args.input), len(table.time))
+    for note in notes:
+        print('warning: %s' % note, file=sys.stderr)
+    try:
+        os.makedirs(args.out, exist_ok=True)
+        written = [os.path.join(args.out, CSV_NAME)]
+        report.write_csv(written[0], table)
+        if _has_matplotlib():
+            written.append(os.path.join(args.out, PNG_NAME))
+            report.plot_png(written[1], table, title, args.plot_points)
+        else:
+            print('warning: no plot without matplotlib (pip install matplotlib)', file=sys.stderr)
+    except OSError as err:
+        raise AnalysisError('cannot write to %s: %s' % (args.out, err.strerror or err)) from None
+    print(title)
+    print(report.summary(table))
+    print('wrote %s' % ' and '.join(written))
+    if command == 'trajectory':
+        return _verdict(table)
+    return 0
+
+
+def _has_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _verdict(table):
+    """Print whether the trajectory stays within the effort limits; the exit code."""
+    if table.effort_limits is None or not np.isfinite(table.effort_limits).any():
+        print('feasibility: unknown (the model has no effort limits)')
+        return 0
+    excess = table.first_excess()
+    if excess is None:
+        print('feasible: every |tau| is within its effort limit')
+        return 0
+    row, joint = excess
+    print('exceeds the effort limits: first %s at time_from_start %.9g s (|tau| = %.4g, '
+          'limit %.4g)' % (table.joint_names[joint], table.time[row],
+                           abs(table.tau[row, joint]), table.effort_limits[joint]))
+    return EXIT_OVER_LIMIT
+
+
+def main(argv):
+    """Entry point of the two commands; ``argv[0]`` is ``bag`` or ``trajectory``."""
+    command, rest = argv[0], argv[1:]
+    args = _parser(command).parse_intermixed_args(rest)
+    try:
+        return _analyse(command, args)
+    except AnalysisError as err:
+        print('error: %s' % err, file=sys.stderr)
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        print('interrupted', file=sys.stderr)
+        return 130

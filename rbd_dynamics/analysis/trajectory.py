@@ -1,0 +1,127 @@
+"""A planned ``trajectory_msgs/JointTrajectory`` saved as YAML, the way
+``ros2 topic echo --once /topic trajectory_msgs/msg/JointTrajectory`` prints it::
+
+    header:
+      stamp: {sec: 0, nanosec: 0}
+      frame_id: ''
+    joint_names: [joint1, joint2]
+    points:
+    - positions: [0.0, 0.5]
+      velocities: [0.0, 0.0]
+      accelerations: [0.0, 0.0]
+      effort: []
+      time_from_start: {sec: 0, nanosec: 0}
+    ---
+
+The first YAML document of the file is read (``echo`` ends each message with ``---``).
+"""
+
+import numpy as np
+
+from . import AnalysisError
+
+_FIELDS = ('positions', 'velocities', 'accelerations', 'effort')
+
+
+class PlannedTrajectory:
+    """The points of a trajectory as arrays, in the message's joint order.
+
+    Attributes:
+        joint_names: the message's joints.
+        time: ``(n,)`` ``time_from_start`` of each point [s].
+        positions, velocities, accelerations: ``(n, k)``.
+        effort: ``(n, k)`` or ``None`` when the points carry no effort.
+    """
+
+    def __init__(self, joint_names, time, positions, velocities, accelerations, effort):
+        self.joint_names = tuple(joint_names)
+        self.time = time
+        self.positions, self.velocities, self.accelerations = positions, velocities, \
+            accelerations
+        self.effort = effort
+
+
+def _duration(value, where):
+    if not isinstance(value, dict) or not {'sec', 'nanosec'} <= set(value):
+        raise AnalysisError('%s: time_from_start must have sec and nanosec' % where)
+    try:
+        return int(value['sec']) + 1e-9 * int(value['nanosec'])
+    except (TypeError, ValueError):
+        raise AnalysisError('%s: time_from_start is not a pair of integers' % where) from None
+
+
+def _row(point, field, k, where):
+    values = point.get(field) or []
+    try:
+        row = np.array(values, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise AnalysisError('%s: %s is not a list of numbers' % (where, field)) from None
+    if len(row) not in (0, k):
+        raise AnalysisError('%s: %s has %d entries, joint_names has %d'
+                            % (where, field, len(row), k))
+    if not np.all(np.isfinite(row)):
+        raise AnalysisError('%s: %s is not finite' % (where, field))
+    return row
+
+
+def parse_trajectory(document, source='the trajectory'):
+    """Check a loaded YAML document and turn it into a :class:`PlannedTrajectory`.
+
+    Every point needs positions, velocities and accelerations for every joint of
+    ``joint_names``; ``effort`` may be empty. Times must increase.
+
+    Raises:
+        AnalysisError: the document is not a JointTrajectory (the message says what is wrong).
+    """
+    if not isinstance(document, dict) or 'joint_names' not in document \
+            or 'points' not in document:
+        raise AnalysisError('%s is not a trajectory_msgs/JointTrajectory: it needs joint_names '
+                            'and points' % source)
+    names = document['joint_names']
+    points = document['points']
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise AnalysisError('%s: joint_names must be a non-empty list of names' % source)
+    if len(set(names)) != len(names):
+        raise AnalysisError('%s: joint_names lists a joint twice' % source)
+    if not isinstance(points, list) or not points:
+        raise AnalysisError('%s has no points' % source)
+    k = len(names)
+    rows = {field: [] for field in _FIELDS}
+    time = []
+    for index, point in enumerate(points):
+        where = '%s, point %d' % (source, index)
+        if not isinstance(point, dict):
+            raise AnalysisError('%s is not a JointTrajectoryPoint' % where)
+        time.append(_duration(point.get('time_from_start'), where))
+        for field in _FIELDS:
+            row = _row(point, field, k, where)
+            if not len(row) and field != 'effort':
+                raise AnalysisError('%s has no %s' % (where, field))
+            rows[field].append(row)
+    time = np.array(time)
+    if np.any(np.diff(time) <= 0):
+        bad = int(np.flatnonzero(np.diff(time) <= 0)[0]) + 1
+        raise AnalysisError('%s: time_from_start of point %d does not increase' % (source, bad))
+    efforts = rows['effort']
+    effort = np.array(efforts) if all(len(e) for e in efforts) else None
+    return PlannedTrajectory(names, time, *(np.array(rows[f]) for f in _FIELDS[:3]), effort)
+
+
+def read_trajectory(path):
+    """Read a JointTrajectory YAML file (see the module docstring).
+
+    Raises:
+        AnalysisError: unreadable, not YAML, or not a JointTrajectory.
+    """
+    try:
+        import yaml
+    except ImportError:
+        raise AnalysisError('reading trajectories needs PyYAML: pip install pyyaml') from None
+    try:
+        with open(path) as stream:
+            document = next(iter(yaml.safe_load_all(stream)), None)
+    except OSError as err:
+        raise AnalysisError('cannot read %s: %s' % (path, err.strerror or err)) from None
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise AnalysisError('%s is not YAML: %s' % (path, str(err).splitlines()[0])) from None
+    return parse_trajectory(document, path)
