@@ -311,3 +311,32 @@ def test_pid_integral_is_clamped():
     for _ in range(100):
         out = pid(np.array([0.1, 0.1]), np.array([1.0, 1.0]), 0.01)
     np.testing.assert_allclose(out, [1.0 + 0.5 + 1.0, 1.0 + 10.0 + 2.0])
+
+
+def test_joint_drives_from_parameters_and_urdf(urdf):
+    from rbd_dynamics.ros.sim_driver import joint_drives
+    from rbd_dynamics.urdf import parse_urdf
+    desc = parse_urdf(urdf)
+    urdf_only = joint_drives(desc, JOINTS)
+    assert urdf_only['joint3'] == (0.5, 0.0, 0.0)
+    assert urdf_only['left_finger_joint'] == urdf_only['right_finger_joint'] == (2.0, 0.0, 0.0)
+    given = joint_drives(desc, JOINTS, viscous=[1.0] * 8, armature=[0.1])
+    assert given['joint3'] == (1.0, 0.0, 0.1)
+    # the master's value is the whole finger drive; the mimic keeps only what was not given
+    assert given['left_finger_joint'] == (1.0, 0.0, 0.1)
+    assert given['right_finger_joint'] == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match='drive.coulomb has 3 entries'):
+        joint_drives(desc, JOINTS, coulomb=[1.0, 2.0, 3.0])
+
+
+def test_drive_holds_back_the_falling_arm(sims):
+    """No command: the arm falls under gravity, slower with the drive's friction on."""
+    runs = {drive: sims('/fall_%s' % drive, {'drive.enabled': drive, 'drive.viscous': [20.0],
+                                             'drive.coulomb': [5.0], 'drive.armature': [0.5]},
+                        controller=lambda msg: np.zeros(8))
+            for drive in (True, False)}
+    fallen = {}
+    for drive, sim in runs.items():
+        sim.run_until(0.2)
+        fallen[drive] = np.abs(positions(sim.states[-1]) - Q0)[:7].max()
+    assert fallen[False] > 0.05 and fallen[True] < 0.5 * fallen[False], fallen

@@ -63,6 +63,35 @@ def per_joint(name, values, joints, default):
     return out
 
 
+def joint_drives(desc, joints, viscous=(), coulomb=(), armature=()):
+    """Joint name -> ``(viscous, coulomb, armature)`` for the MuJoCo model.
+
+    The lists are per joint of ``joints``, as the node's ``drive.*`` parameters are: a
+    master's value is the whole drive of the master and its mimic joints, so it goes on the
+    master and its mimic joints get none of that kind. Where a list is empty, every joint keeps
+    its own URDF value (the equality constraint reflects a mimic's onto its master), and the
+    armature is zero.
+
+    Args:
+        desc: the parsed :class:`~rbd_dynamics.description.Description`.
+        joints: independent joints the lists follow.
+        viscous, coulomb, armature: empty, one value, or one per joint.
+
+    Raises:
+        ValueError: a list of another length, or a value that is not finite.
+    """
+    own = {n: (j.damping, j.friction) for n, j in desc.joints.items()}
+    given = {'drive.viscous': viscous, 'drive.coulomb': coulomb, 'drive.armature': armature}
+    values = [per_joint(name, given[name], joints, [own[n][k] if k < 2 else 0.0 for n in joints])
+              for k, name in enumerate(given)]
+    drive = {n: tuple(v[i] for v in values) for i, n in enumerate(joints)}
+    for name, joint in desc.joints.items():
+        if joint.mimic is not None and joint.mimic[0] in drive:
+            drive[name] = (0.0 if len(viscous) else own[name][0],
+                           0.0 if len(coulomb) else own[name][1], 0.0)
+    return drive
+
+
 class SimDriver(Node):
     """MuJoCo robot: effort commands in, joint states and F/T readings out."""
 
@@ -92,7 +121,8 @@ class SimDriver(Node):
             urdf, gravity=p['gravity'], timestep=p['timestep'],
             damping=p['damping'] or p['drive.enabled'], limits=p['limits'],
             sensor_frame=p['wrench_frame'] or None,
-            drive=self._drive(p, desc, mimic) if p['drive.enabled'] else None,
+            drive=joint_drives(desc, joints, p['drive.viscous'], p['drive.coulomb'],
+                               p['drive.armature']) if p['drive.enabled'] else None,
             payload_link=p['payload.link'] or None)
         if self.payload is not None:
             # check the numbers now, not when the payload is attached
@@ -107,21 +137,7 @@ class SimDriver(Node):
         self.dof_adr = np.array([m.jnt_dofadr[j] for j in range(m.njnt)])
         self.command_dofs = np.array([self.dof_adr[names.index(n)] for n in joints])
         self.command_qpos = np.array([self.qpos_adr[names.index(n)] for n in joints])
-        limits = per_joint('limits.effort', p['limits.effort'], joints,
-                           [desc.joints[n].effort for n in joints])
-        self.effort_limits = (np.where(limits > 0.0, np.abs(limits), np.inf)
-                              if p['effort_limits'] else np.full(len(joints), np.inf))
-        self.wrench_bias = np.array(p['wrench_bias'], dtype=float)
-        if self.wrench_bias.shape != (6,) or not np.all(np.isfinite(self.wrench_bias)):
-            raise ValueError('wrench_bias needs 6 finite numbers (force, then torque), got %s'
-                             % p['wrench_bias'])
-        if p['controller'] not in CONTROLLERS:
-            raise ValueError('controller %r is not one of %s'
-                             % (p['controller'], ', '.join(CONTROLLERS)))
-        self.trajectory_control = p['controller'] == 'joint_trajectory'
-        zeros = np.zeros(len(joints))
-        self.pid = Pid(*(per_joint(name, p[name], joints, zeros)
-                         for name in ('jtc.p', 'jtc.i', 'jtc.d')), i_clamp=p['jtc.i_clamp'])
+        self._configure_limits_and_controller(p, desc)
         initial = p['initial_positions']
         if initial:
             if len(initial) != len(joints):
@@ -176,28 +192,24 @@ class SimDriver(Node):
             % (len(names), 1.0 / self.period, 'lockstep' if self.lockstep else 'timer',
                p['controller'], ', '.join(joints)))
 
-    def _drive(self, p, desc, mimic):
-        """Joint name -> ``(viscous, coulomb, armature)`` for the MuJoCo model.
-
-        The parameters are per joint of ``joints``, as the node's are: a master's value is the
-        whole drive of the master and its mimic joints, so it goes on the master and the mimic
-        joints get none of that kind. Where a parameter is empty, every joint keeps its own
-        URDF value (the equality constraint reflects a mimic's onto its master).
-        """
+    def _configure_limits_and_controller(self, p, desc):
+        """Effort limits, F/T bias and the controller from the parameters ``p``."""
         joints = self.joints
-        own = {n: (j.damping, j.friction) for n, j in desc.joints.items()}
-        viscous = per_joint('drive.viscous', p['drive.viscous'], joints,
-                            [own[n][0] for n in joints])
-        coulomb = per_joint('drive.coulomb', p['drive.coulomb'], joints,
-                            [own[n][1] for n in joints])
-        armature = per_joint('drive.armature', p['drive.armature'], joints,
-                             np.zeros(len(joints)))
-        drive = {n: (viscous[k], coulomb[k], armature[k]) for k, n in enumerate(joints)}
-        for name, (master, _, _) in mimic.items():
-            if master in drive:
-                drive[name] = (0.0 if p['drive.viscous'] else own[name][0],
-                               0.0 if p['drive.coulomb'] else own[name][1], 0.0)
-        return drive
+        limits = per_joint('limits.effort', p['limits.effort'], joints,
+                           [desc.joints[n].effort for n in joints])
+        self.effort_limits = (np.where(limits > 0.0, np.abs(limits), np.inf)
+                              if p['effort_limits'] else np.full(len(joints), np.inf))
+        self.wrench_bias = np.array(p['wrench_bias'], dtype=float)
+        if self.wrench_bias.shape != (6,) or not np.all(np.isfinite(self.wrench_bias)):
+            raise ValueError('wrench_bias needs 6 finite numbers (force, then torque), got %s'
+                             % p['wrench_bias'])
+        if p['controller'] not in CONTROLLERS:
+            raise ValueError('controller %r is not one of %s'
+                             % (p['controller'], ', '.join(CONTROLLERS)))
+        self.trajectory_control = p['controller'] == 'joint_trajectory'
+        zeros = np.zeros(len(joints))
+        self.pid = Pid(*(per_joint(name, p[name], joints, zeros)
+                         for name in ('jtc.p', 'jtc.i', 'jtc.d')), i_clamp=p['jtc.i_clamp'])
 
     def _read_parameters(self):
         t = Parameter.Type
