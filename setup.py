@@ -19,11 +19,14 @@ setup(
     python_requires='>=3.10',
     # rclpy and the message packages come from the ROS 2 installation (or the ros-<distro>-*
     # wheels); they are not pip requirements so that `colcon build` on a ROS install works.
-    install_requires=['setuptools', 'numpy>=1.21'],
+    # numba is the compiled path; without it (colcon on a machine without python3-numba) the
+    # NumPy path still works.
+    install_requires=['setuptools', 'numpy>=1.21', 'numba>=0.55'],
     extras_require={
-        'fast': ['numba>=0.55'],
+        'fast': [],  # numba, now a requirement; kept so that `pip install .[fast]` still works
+        'xacro': ['xacro'],
         'sim': ['mujoco>=3.0'],
-        'test': ['pytest', 'hypothesis', 'pin', 'example-robot-data'],
+        'test': ['pytest', 'hypothesis', 'pin', 'example-robot-data', 'xacro', 'urdfdom-py'],
     },
     zip_safe=True,
     maintainer='rbd_dynamics maintainers',

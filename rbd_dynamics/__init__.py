@@ -15,13 +15,13 @@ from .description import Description, UrdfError
 from .drive import drive_torques
 from .dynamics import gravity_torques, payload_wrench, rnea
 from .joints import SUPPORTED_JOINT_TYPES, jcalc, JointModel
-from .model import InertiaWarning, Model, Payload, UnknownLinkError
+from .model import DescriptionWarning, InertiaWarning, Model, Payload, UnknownLinkError
 from .urdf import MAX_DESCRIPTION_BYTES, parse_urdf
 
 __version__ = '0.1.0'
 
 __all__ = [
-    'Description', 'InertiaWarning', 'JointModel', 'MAX_DESCRIPTION_BYTES', 'Model', 'Payload',
-    'SUPPORTED_JOINT_TYPES', 'UnknownLinkError', 'UrdfError', 'drive_torques',
-    'gravity_torques', 'jcalc', 'parse_urdf', 'payload_wrench', 'rnea',
+    'Description', 'DescriptionWarning', 'InertiaWarning', 'JointModel', 'MAX_DESCRIPTION_BYTES',
+    'Model', 'Payload', 'SUPPORTED_JOINT_TYPES', 'UnknownLinkError', 'UrdfError',
+    'drive_torques', 'gravity_torques', 'jcalc', 'parse_urdf', 'payload_wrench', 'rnea',
 ]

@@ -1,9 +1,10 @@
 """Print a model summary and the inverse dynamics of a URDF at one state.
 
-    python -m rbd_dynamics [robot.urdf] [--q ...] [--qd ...] [--qdd ...]
-        [--wrench LINK fx fy fz tx ty tz]
+    python -m rbd_dynamics [robot.urdf | robot.urdf.xacro [name:=value ...]] [--q ...]
+        [--qd ...] [--qdd ...] [--wrench LINK fx fy fz tx ty tz]
 
-Without a file it uses the bundled demo arm. Missing state vectors are zero.
+Without a file it uses the bundled demo arm. Missing state vectors are zero. ``name:=value``
+arguments go to xacro.
 """
 
 import argparse
@@ -12,6 +13,7 @@ import sys
 import numpy as np
 
 from . import gravity_torques, Model, rnea, UrdfError
+from .urdf import split_xacro_args
 from .resources import demo_urdf_path
 
 
@@ -26,7 +28,8 @@ def _vector(values, size, name):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog='python -m rbd_dynamics', description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument('urdf', nargs='?', help='URDF file (default: the bundled demo arm)')
+    parser.add_argument('urdf', nargs='?', help='URDF or xacro file (default: the bundled demo '
+                        'arm)')
     parser.add_argument('--root-link', default=None)
     parser.add_argument('--q', nargs='+', type=float)
     parser.add_argument('--qd', nargs='+', type=float)
@@ -34,10 +37,15 @@ def main(argv=None):
     parser.add_argument('--wrench', nargs=7, action='append',
                         metavar=('LINK', 'FX', 'FY', 'FZ', 'TX', 'TY', 'TZ'),
                         help='external wrench on LINK: fx fy fz tx ty tz (link frame)')
+    try:
+        argv, xacro_args = split_xacro_args(sys.argv[1:] if argv is None else argv)
+    except UrdfError as err:
+        print(str(err), file=sys.stderr)
+        return 1
     args = parser.parse_args(argv)
     path = args.urdf or demo_urdf_path()
     try:
-        model = Model.from_urdf_file(path, root_link=args.root_link)
+        model = Model.from_urdf_file(path, root_link=args.root_link, xacro_args=xacro_args)
     except (OSError, UrdfError) as err:
         print('cannot load %s: %s' % (path, err), file=sys.stderr)
         return 1

@@ -20,7 +20,8 @@ acceleration is zero, so the forward pass carries only the linear acceleration.
 Packed layout: one float64 array ``blob`` per model (offsets computed by :class:`PackedModel`).
 It starts with integers, stored as int64 bit patterns: their count, a header ``[nb, nqf, nvf,
 nq, nv]``, per body ``[parent, jtype, q_start, v_start]``, ``q_src`` (nqf), ``v_src`` (nvf) and
-the offsets of the float regions, which are (see :data:`REGIONS`):
+the ``len(REGIONS) + 1`` offsets of the float regions, which are (in the order of
+:data:`REGIONS`; columns named by the ``MAP_``, ``B_``, ``IN_`` and ``W_`` constants):
 
 - maps: gravity (3), ``q_mult``, ``q_off`` (nqf each), ``v_mult`` (nvf);
 - body ``(nb, BODY_FLOATS)``: tree rotation ``Et`` row-major, tree translation ``rt``, ``sa``,
@@ -30,7 +31,7 @@ the offsets of the float regions, which are (see :data:`REGIONS`):
 - work ``(nb, WORK_FLOATS)``: ``E``, ``r``, ``w``, ``v``, angular and linear acceleration,
   ``n``, ``f``;
 - subspace ``(nvf, 6)``: motion subspace columns of multi-DoF joints;
-- scratch: ``qf``, ``vf``, ``af``, ``tauf`` and a joint rotation (9);
+- scratch: ``qf`` (nqf), ``vf``, ``af``, ``tauf`` (nvf each);
 - zero_v: ``nv`` zeros;
 - spare: ``nv`` torques that :func:`body_force1` computes and nobody reads.
 
@@ -43,10 +44,15 @@ sizes themselves and return 1 when they do not fit; after :func:`warm_up` the ca
 compiled code through :data:`ENTRY` directly, without numba's type dispatch, so
 :func:`single_state_inputs` must hold for what they pass.
 
+:func:`decode` is the one reader of this layout: :class:`PackedModel` names its views with it,
+and the kernels (where it is compiled inline) read the model through the :class:`Layout` it
+returns.
+
 The compiled functions are cached on disk by numba; :func:`warm_up` compiles (or loads) them.
 Set ``RBD_DYNAMICS_DISABLE_JIT=1`` to use the NumPy reference everywhere.
 """
 
+import collections
 import copy
 import os
 
@@ -54,29 +60,78 @@ import numpy as np
 
 from .spatial import axis_angle_to_matrix
 
-try:  # numba is optional: without it the NumPy reference path is used.
+#: How much slower a single-state call is on the NumPy path than on the compiled one, rounded
+#: (the demo arm: 1.3 us compiled, 1.6 ms NumPy, both for ``rnea`` and ``gravity_torques``, on
+#: a 2-core x86_64 VM): the figure the node's start-up note quotes.
+NUMPY_PATH_SLOWDOWN = 1000
+
+_DISABLED = 'disabled by RBD_DYNAMICS_DISABLE_JIT'
+
+try:  # numba is a requirement, but without it the NumPy reference path still works.
     if os.environ.get('RBD_DYNAMICS_DISABLE_JIT', '') not in ('', '0'):
-        raise ImportError('disabled by RBD_DYNAMICS_DISABLE_JIT')
+        raise ImportError(_DISABLED)
     import numba
     from numba import njit, prange, types
     AVAILABLE = True
-except ImportError:  # pragma: no cover - exercised where numba is absent
+    #: Why the compiled path cannot be used; ``''`` when it can.
+    UNAVAILABLE_REASON = ''
+except ImportError as _err:  # pragma: no cover - exercised where numba is absent
     AVAILABLE = False
+    UNAVAILABLE_REASON = ('numba is not installed' if _err.name == 'numba' else _DISABLED
+                          if str(_err) == _DISABLED else 'numba cannot be imported: %s' % _err)
 
-JTYPE_CODES = {'revolute': 0, 'continuous': 0, 'prismatic': 1, 'helical': 2, 'spherical': 3,
-               'floating': 4, 'planar': 5}
-ONE_DOF = 2  # type codes up to this one move along / about the body's z axis
+
+def numpy_path_note():
+    """The one-line note a program shows when the compiled path is unavailable, else ``''``."""
+    if AVAILABLE:
+        return ''
+    return ('numba not available (%s): NumPy path, about %d times slower'
+            % (UNAVAILABLE_REASON, NUMPY_PATH_SLOWDOWN))
+
+
+# Joint-type codes of the packed model. The 1-DoF types come first: they move along / about
+# the body's z axis.
+JT_REVOLUTE = 0  # revolute and continuous
+JT_PRISMATIC = 1
+JT_HELICAL = 2
+JT_SPHERICAL = 3  # q = quaternion [x y z w]
+JT_FLOATING = 4  # q = [x y z] then quaternion [x y z w]
+JT_PLANAR = 5  # q = [x y theta]
+ONE_DOF = JT_HELICAL  # codes up to this one are 1-DoF
+JTYPE_CODES = {'revolute': JT_REVOLUTE, 'continuous': JT_REVOLUTE, 'prismatic': JT_PRISMATIC,
+               'helical': JT_HELICAL, 'spherical': JT_SPHERICAL, 'floating': JT_FLOATING,
+               'planar': JT_PLANAR}
+FLOATING_QUATERNION = 3  # where the quaternion starts in the q of a floating joint
+QUATERNION_W = 3  # w in [x y z w]
+# Integers at the start of the blob: the header, then one row per body.
+H_NB, H_NQF, H_NVF, H_NQ, H_NV = range(5)
 HEADER = 5
-BODY_INTS = 4  # parent, jtype, q_start, v_start
+BI_PARENT, BI_JTYPE, BI_Q_START, BI_V_START = range(4)
+BODY_INTS = 4
+# The float regions, in blob order; the integers end with the len(REGIONS) + 1 offsets that
+# bound them.
 REGIONS = ('maps', 'body', 'inertia', 'work', 'subspace', 'scratch', 'zero_v', 'spare')
-# body columns
-B_SA = 12  # angular part of S (z); Et is 0-8, rt 9-11
-B_SL = 13  # linear part of S (z)
-B_AXIS = 14  # multi-DoF joints: axis (3), planar e1 (3), planar e2 (3)
+N_OFFSETS = len(REGIONS) + 1
+R_MAPS = REGIONS.index('maps')
+R_BODY = REGIONS.index('body')
+R_INERTIA = REGIONS.index('inertia')
+R_WORK = REGIONS.index('work')
+R_SUBSPACE = REGIONS.index('subspace')
+R_SCRATCH = REGIONS.index('scratch')
+R_ZERO_V = REGIONS.index('zero_v')
+R_SPARE = REGIONS.index('spare')
+# maps: gravity (3), then q_mult, q_off (nqf each), v_mult (nvf)
+MAP_GRAVITY = 0
+MAP_Q_MULT = 3
+# body columns: tree rotation Et (row-major) and translation rt, S of 1-DoF joints, axes of
+# multi-DoF joints
+B_ET, B_RT, B_SA, B_SL, B_AXIS, B_E1, B_E2 = 0, 9, 12, 13, 14, 17, 20
 BODY_FLOATS = 23
+# inertia columns: mass, h = m c, rotational inertia about the origin (xx, xy, xz, yy, yz, zz)
+IN_MASS, IN_H, IN_ROT = 0, 1, 4
 INERTIA_FLOATS = 10
-# work columns
-W_R, W_W, W_V, W_AW, W_AL, W_N, W_F = 9, 12, 15, 18, 21, 24, 27  # E is 0-8
+# work columns: E (row-major), r, velocity w and v, acceleration (angular, linear), force n, f
+W_E, W_R, W_W, W_V, W_AW, W_AL, W_N, W_F = 0, 9, 12, 15, 18, 21, 24, 27
 WORK_FLOATS = 30
 MODE_FULL = 0
 MODE_STATIC = 1
@@ -84,6 +139,40 @@ _EYE3 = np.eye(3)
 _F8 = np.dtype(np.float64)
 #: public ``[force, torque]`` <-> Featherstone ``[n, f]`` (its own inverse)
 SWAP = np.block([[np.zeros((3, 3)), _EYE3], [_EYE3, np.zeros((3, 3))]])
+
+#: The named views of a blob (see :func:`decode`).
+Layout = collections.namedtuple('Layout', (
+    'header', 'body_ints', 'q_src', 'v_src', 'gravity', 'q_mult', 'q_off', 'v_mult', 'body',
+    'inertia', 'work', 'subspace', 'qf', 'vf', 'af', 'tauf', 'zero_v', 'spare'))
+
+
+def decode(blob):
+    """The :class:`Layout` of ``blob``: views, nothing copied. The one reader of the packed
+    layout, for the Python side and (compiled inline) for the kernels."""
+    bits = blob.view(np.int64)
+    n = bits[0]
+    ints = bits[1:1 + n]
+    o = n - N_OFFSETS
+    nb = ints[H_NB]
+    nqf = ints[H_NQF]
+    nvf = ints[H_NVF]
+    b = HEADER + BODY_INTS * nb
+    maps = blob[ints[o + R_MAPS]:ints[o + R_MAPS + 1]]
+    scratch = blob[ints[o + R_SCRATCH]:ints[o + R_SCRATCH + 1]]
+    return Layout(
+        ints[:HEADER], ints[HEADER:b].reshape((nb, BODY_INTS)), ints[b:b + nqf],
+        ints[b + nqf:b + nqf + nvf],
+        maps[MAP_GRAVITY:MAP_GRAVITY + 3], maps[MAP_Q_MULT:MAP_Q_MULT + nqf],
+        maps[MAP_Q_MULT + nqf:MAP_Q_MULT + 2 * nqf],
+        maps[MAP_Q_MULT + 2 * nqf:MAP_Q_MULT + 2 * nqf + nvf],
+        blob[ints[o + R_BODY]:ints[o + R_BODY + 1]].reshape((nb, BODY_FLOATS)),
+        blob[ints[o + R_INERTIA]:ints[o + R_INERTIA + 1]].reshape((nb, INERTIA_FLOATS)),
+        blob[ints[o + R_WORK]:ints[o + R_WORK + 1]].reshape((nb, WORK_FLOATS)),
+        blob[ints[o + R_SUBSPACE]:ints[o + R_SUBSPACE + 1]].reshape((nvf, 6)),
+        scratch[:nqf], scratch[nqf:nqf + nvf], scratch[nqf + nvf:nqf + 2 * nvf],
+        scratch[nqf + 2 * nvf:nqf + 3 * nvf],
+        blob[ints[o + R_ZERO_V]:ints[o + R_ZERO_V + 1]],
+        blob[ints[o + R_SPARE]:ints[o + R_SPARE + 1]])
 
 
 def z_to_axis(axis):
@@ -109,6 +198,8 @@ class PackedModel:
 
     Attributes:
         blob: the packed model and its workspace.
+        layout: the :class:`Layout` (named views) of ``blob``; each of its fields is also an
+            attribute (``zero_v``: ``(nv,)`` zeros, ``inertia``: ``(nb, 10)``, ...).
         rotation: ``(nb, 3, 3)`` ``Q`` of each body: model body coordinates = ``Q`` packed ones.
         link_wrench_to_body: link -> ``(6, 6)`` map of a public wrench (force first, link
             coordinates) to a body force in packed body coordinates, for links on moving bodies.
@@ -131,51 +222,53 @@ class PackedModel:
             r = np.array((rx[2, 1], rx[0, 2], rx[1, 0]))
             Qp = rotation[model.parent[i]] if model.parent[i] >= 0 else _EYE3
             # rot(Q_i^T) rot(E) xlt(r) rot(Q_p) = rot(Q_i^T E Q_p) xlt(Q_p^T r)
-            body[i, 0:9] = (rotation[i].T @ E @ Qp).reshape(9)
-            body[i, 9:12] = Qp.T @ r
+            body[i, B_ET:B_ET + 9] = (rotation[i].T @ E @ Qp).reshape(9)
+            body[i, B_RT:B_RT + 3] = Qp.T @ r
             code = codes[i]
             if code <= ONE_DOF:
-                body[i, B_SA] = 0.0 if code == 1 else 1.0
-                body[i, B_SL] = {0: 0.0, 1: 1.0, 2: joint.pitch}[code]
+                body[i, B_SA] = 0.0 if code == JT_PRISMATIC else 1.0
+                body[i, B_SL] = {JT_REVOLUTE: 0.0, JT_PRISMATIC: 1.0,
+                                 JT_HELICAL: joint.pitch}[code]
             else:
                 body[i, B_AXIS:B_AXIS + 3] = joint.axis
-                if joint.jtype == 'planar':
-                    body[i, B_AXIS + 3:B_AXIS + 6] = joint._plane[:, 0]
-                    body[i, B_AXIS + 6:B_AXIS + 9] = joint._plane[:, 1]
+                if code == JT_PLANAR:
+                    body[i, B_E1:B_E1 + 3] = joint._plane[:, 0]
+                    body[i, B_E2:B_E2 + 3] = joint._plane[:, 1]
         self.rotation = rotation
         self.link_wrench_to_body = {
             link: _rot6(rotation[b].T) @ model.link_force_to_body[link] @ SWAP
             for link, b in model.link_body.items() if b >= 0}
 
-        body_ints = np.stack((model.parent, codes, model.q_start, model.v_start), axis=-1)
-        ints = np.concatenate(([nb, nqf, nvf, model.nq, model.nv], body_ints.reshape(-1),
-                               model.q_src, model.v_src)).astype(np.int64)
-        maps = np.concatenate((model.gravity, model.q_mult, model.q_off, model.v_mult))
-        sizes = (len(maps), BODY_FLOATS * nb, INERTIA_FLOATS * nb, WORK_FLOATS * nb, 6 * nvf,
-                 nqf + 4 * nvf + 9, model.nv, model.nv)
+        header = np.zeros(HEADER, dtype=np.int64)
+        header[[H_NB, H_NQF, H_NVF, H_NQ, H_NV]] = nb, nqf, nvf, model.nq, model.nv
+        body_ints = np.zeros((nb, BODY_INTS), dtype=np.int64)
+        body_ints[:, [BI_PARENT, BI_JTYPE, BI_Q_START, BI_V_START]] = np.stack(
+            (model.parent, codes, model.q_start, model.v_start), axis=-1)
+        ints = np.concatenate((header, body_ints.reshape(-1), model.q_src, model.v_src))
+        sizes = {'maps': MAP_Q_MULT + 2 * nqf + nvf, 'body': BODY_FLOATS * nb,
+                 'inertia': INERTIA_FLOATS * nb, 'work': WORK_FLOATS * nb, 'subspace': 6 * nvf,
+                 'scratch': nqf + 3 * nvf, 'zero_v': model.nv, 'spare': model.nv}
         # The whole model lives in one float64 array (the integers as the bit patterns of
         # int64 at its start), so a call passes a single model argument.
-        n_ints = len(ints) + len(REGIONS) + 1
-        offsets = 1 + n_ints + np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        n_ints = len(ints) + N_OFFSETS
+        offsets = 1 + n_ints + np.cumsum([0] + [sizes[name] for name in REGIONS])
         self.blob = np.zeros(offsets[-1])
         self.blob.view(np.int64)[0] = n_ints
         self.blob.view(np.int64)[1:1 + n_ints] = np.concatenate((ints, offsets))
         self._views()
-        self.maps[...] = maps
+        self.gravity[...] = model.gravity
+        self.q_mult[...] = model.q_mult
+        self.q_off[...] = model.q_off
+        self.v_mult[...] = model.v_mult
         self.body[...] = body
         self.inertia[...] = self.pack_inertia(model.inertia)
         self.zero_fext = np.zeros((nb, 6))
 
     def _views(self):
-        """Name the regions of ``blob`` (attributes ``ints`` and those of :data:`REGIONS`)."""
-        n_ints = int(self.blob.view(np.int64)[0])
-        self.ints = self.blob.view(np.int64)[1:1 + n_ints]
-        offsets = self.ints[-len(REGIONS) - 1:]
-        for k, name in enumerate(REGIONS):
-            setattr(self, name, self.blob[offsets[k]:offsets[k + 1]])
-        self.body = self.body.reshape(self.nb, BODY_FLOATS)
-        self.inertia = self.inertia.reshape(self.nb, INERTIA_FLOATS)
-        self.work = self.work.reshape(self.nb, WORK_FLOATS)
+        """Name the views of ``blob``: ``layout`` and an attribute for each of its fields."""
+        self.layout = decode(self.blob)
+        for name, view in zip(Layout._fields, self.layout):
+            setattr(self, name, view)
 
     def pack_inertia(self, inertia):
         """``(nb, 6, 6)`` spatial inertias in model body coordinates -> ``(nb, 10)``: mass,
@@ -184,11 +277,11 @@ class PackedModel:
         for i, Q in enumerate(self.rotation):
             R = _rot6(Q)
             packed = R.T @ inertia[i] @ R
-            out[i, 0] = packed[3, 3]
+            out[i, IN_MASS] = packed[3, 3]
             # the upper-right block is [h]x
-            out[i, 1:4] = packed[2, 4], packed[0, 5], packed[1, 3]
-            out[i, 4:10] = packed[0, 0], packed[0, 1], packed[0, 2], packed[1, 1], \
-                packed[1, 2], packed[2, 2]
+            out[i, IN_H:IN_H + 3] = packed[2, 4], packed[0, 5], packed[1, 3]
+            out[i, IN_ROT:IN_ROT + 6] = packed[0, 0], packed[0, 1], packed[0, 2], \
+                packed[1, 1], packed[1, 2], packed[2, 2]
         return out
 
     def with_inertia(self, inertia):
@@ -231,25 +324,151 @@ def _kernel(**options):
 
 
 if AVAILABLE:
+    _decode = _kernel(inline='always')(decode)
+
+    # 3-D vectors and matrices as tuples of scalars: numba keeps them in registers. A 3x3
+    # matrix is a 9-tuple, row-major.
+
+    @_kernel(inline='always')
+    def _row3(a, i, col):
+        """``a[i, col:col + 3]``."""
+        return a[i, col], a[i, col + 1], a[i, col + 2]
+
+    @_kernel(inline='always')
+    def _row9(a, i, col):
+        """``a[i, col:col + 9]``: a 3x3 matrix."""
+        return (a[i, col], a[i, col + 1], a[i, col + 2], a[i, col + 3], a[i, col + 4],
+                a[i, col + 5], a[i, col + 6], a[i, col + 7], a[i, col + 8])
+
+    @_kernel(inline='always')
+    def _put3(a, i, col, x):
+        """``a[i, col:col + 3] = x``."""
+        a[i, col] = x[0]
+        a[i, col + 1] = x[1]
+        a[i, col + 2] = x[2]
+
+    @_kernel(inline='always')
+    def _put9(a, i, col, x):
+        """``a[i, col:col + 9] = x``."""
+        for k in range(3):
+            _put3(a, i, col + 3 * k, (x[3 * k], x[3 * k + 1], x[3 * k + 2]))
+
+    @_kernel(inline='always')
+    def _add(x, y):
+        return x[0] + y[0], x[1] + y[1], x[2] + y[2]
+
+    @_kernel(inline='always')
+    def _sub(x, y):
+        return x[0] - y[0], x[1] - y[1], x[2] - y[2]
+
+    @_kernel(inline='always')
+    def _scale(s, x):
+        return s * x[0], s * x[1], s * x[2]
+
+    @_kernel(inline='always')
+    def _dot(x, y):
+        return x[0] * y[0] + x[1] * y[1] + x[2] * y[2]
+
+    @_kernel(inline='always')
+    def _cross(x, y):
+        return x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0]
+
+    @_kernel(inline='always')
+    def _rotate(E, x):
+        """``E x``."""
+        return (E[0] * x[0] + E[1] * x[1] + E[2] * x[2],
+                E[3] * x[0] + E[4] * x[1] + E[5] * x[2],
+                E[6] * x[0] + E[7] * x[1] + E[8] * x[2])
+
+    @_kernel(inline='always')
+    def _rotate_t(E, x):
+        """``E^T x``."""
+        return (E[0] * x[0] + E[3] * x[1] + E[6] * x[2],
+                E[1] * x[0] + E[4] * x[1] + E[7] * x[2],
+                E[2] * x[0] + E[5] * x[1] + E[8] * x[2])
+
+    @_kernel(inline='always')
+    def _matmul(A, B):
+        """``A B``."""
+        return (A[0] * B[0] + A[1] * B[3] + A[2] * B[6],
+                A[0] * B[1] + A[1] * B[4] + A[2] * B[7],
+                A[0] * B[2] + A[1] * B[5] + A[2] * B[8],
+                A[3] * B[0] + A[4] * B[3] + A[5] * B[6],
+                A[3] * B[1] + A[4] * B[4] + A[5] * B[7],
+                A[3] * B[2] + A[4] * B[5] + A[5] * B[8],
+                A[6] * B[0] + A[7] * B[3] + A[8] * B[6],
+                A[6] * B[1] + A[7] * B[4] + A[8] * B[7],
+                A[6] * B[2] + A[7] * B[5] + A[8] * B[8])
+
+    # Spatial algebra (Featherstone ch. 2): a spatial vector is its angular and linear 3-tuples;
+    # a transform X = rot(E) xlt(r) is E and r.
+
+    @_kernel(inline='always')
+    def _motion_transform(E, r, w, v):
+        """``X m = (E w, E (v - r x w))`` (Eq. 2.24)."""
+        return _rotate(E, w), _rotate(E, _sub(v, _cross(r, w)))
+
+    @_kernel(inline='always')
+    def _transpose_force_transform(E, r, n, f):
+        """``X^T f = (E^T n + r x E^T f, E^T f)``: a force of the child frame in the parent
+        frame (Eq. 2.25)."""
+        g = _rotate_t(E, f)
+        return _add(_rotate_t(E, n), _cross(r, g)), g
+
+    @_kernel(inline='always')
+    def _motion_cross(w, v, mw, mv):
+        """``v x m = (w x mw, w x mv + v x mw)`` (Eq. 2.31)."""
+        return _cross(w, mw), _add(_cross(w, mv), _cross(v, mw))
+
+    @_kernel(inline='always')
+    def _force_cross(w, v, n, f):
+        """``v x* f = (w x n + v x f, w x f)`` (Eq. 2.32)."""
+        return _add(_cross(w, n), _cross(v, f)), _cross(w, f)
+
+    @_kernel(inline='always')
+    def _inertia_product(inertia, i, w, v):
+        """``I m = (Ibar w + h x v, m v - h x w)`` for the inertia of body ``i``: mass ``m``,
+        ``h = m c`` and ``Ibar`` about the body origin (Eq. 2.63)."""
+        m = inertia[i, IN_MASS]
+        h = _row3(inertia, i, IN_H)
+        xx, xy, xz, yy, yz, zz = (inertia[i, IN_ROT], inertia[i, IN_ROT + 1],
+                                  inertia[i, IN_ROT + 2], inertia[i, IN_ROT + 3],
+                                  inertia[i, IN_ROT + 4], inertia[i, IN_ROT + 5])
+        ibar_w = (xx * w[0] + xy * w[1] + xz * w[2], xy * w[0] + yy * w[1] + yz * w[2],
+                  xz * w[0] + yz * w[1] + zz * w[2])
+        return _add(ibar_w, _cross(h, v)), _sub(_scale(m, v), _cross(h, w))
+
+    @_kernel(inline='always')
+    def _subspace_product(S, vi, nj, x):
+        """``S x``: the columns ``S[vi:vi + nj]`` weighted by ``x[vi:vi + nj]``."""
+        w0 = w1 = w2 = v0 = v1 = v2 = 0.0
+        for k in range(vi, vi + nj):
+            w0 += S[k, 0] * x[k]
+            w1 += S[k, 1] * x[k]
+            w2 += S[k, 2] * x[k]
+            v0 += S[k, 3] * x[k]
+            v1 += S[k, 4] * x[k]
+            v2 += S[k, 5] * x[k]
+        return (w0, w1, w2), (v0, v1, v2)
+
+    # Joint models (jcalc): the transform of each body from its parent, E = EJ Et and
+    # r = rt + Et^T rJ, with the tree part Et, rt from the body columns.
+
     @_kernel()
-    def _joint_rotation(angle, ax, ay, az, w, off):
-        """Write ``E = R(axis, angle)^T`` row-major into ``w[off:off + 9]``."""
+    def _axis_rotation(angle, axis):
+        """``R(axis, angle)^T``: the rotation of a turn by ``angle`` about the unit ``axis``,
+        as a coordinate transform."""
+        ax, ay, az = axis
         c = np.cos(angle)
         s = np.sin(angle)
         t = 1.0 - c
-        w[off + 0] = c + t * ax * ax
-        w[off + 1] = t * ax * ay + s * az
-        w[off + 2] = t * ax * az - s * ay
-        w[off + 3] = t * ax * ay - s * az
-        w[off + 4] = c + t * ay * ay
-        w[off + 5] = t * ay * az + s * ax
-        w[off + 6] = t * ax * az + s * ay
-        w[off + 7] = t * ay * az - s * ax
-        w[off + 8] = c + t * az * az
+        return (c + t * ax * ax, t * ax * ay + s * az, t * ax * az - s * ay,
+                t * ax * ay - s * az, c + t * ay * ay, t * ay * az + s * ax,
+                t * ax * az + s * ay, t * ay * az - s * ax, c + t * az * az)
 
     @_kernel()
-    def _quat_rotation(x, y, z, qw, w, off):
-        """Write ``E = R(quaternion)^T`` row-major into ``w[off:off + 9]``."""
+    def _quaternion_rotation(x, y, z, qw):
+        """``R(quaternion [x y z w])^T`` (the quaternion need not be normalised)."""
         n = np.sqrt(x * x + y * y + z * z + qw * qw)
         if not n > 1e-9:
             raise ValueError('quaternion [x, y, z, w] must have a finite, non-zero norm')
@@ -257,469 +476,257 @@ if AVAILABLE:
         y /= n
         z /= n
         qw /= n
-        w[off + 0] = 1.0 - 2.0 * (y * y + z * z)
-        w[off + 1] = 2.0 * (x * y + z * qw)
-        w[off + 2] = 2.0 * (x * z - y * qw)
-        w[off + 3] = 2.0 * (x * y - z * qw)
-        w[off + 4] = 1.0 - 2.0 * (x * x + z * z)
-        w[off + 5] = 2.0 * (y * z + x * qw)
-        w[off + 6] = 2.0 * (x * z + y * qw)
-        w[off + 7] = 2.0 * (y * z - x * qw)
-        w[off + 8] = 1.0 - 2.0 * (x * x + y * y)
-
-    @_kernel()
-    def _regions(blob):
-        """The views of ``blob``: ``(header, body ints (nb, 4), q_src and v_src, maps, body,
-        inertia, work, subspace, scratch, spare)``."""
-        bits = blob.view(np.int64)
-        n = bits[0]
-        ints = bits[1:1 + n]
-        nb = ints[0]
-        nvf = ints[2]
-        o = n - 9  # the offsets: 8 regions and the end
-        b = HEADER + BODY_INTS * nb
-        return (ints[:HEADER], ints[HEADER:b].reshape((nb, BODY_INTS)), ints[b:o],
-                blob[ints[o]:ints[o + 1]],
-                blob[ints[o + 1]:ints[o + 2]].reshape((nb, BODY_FLOATS)),
-                blob[ints[o + 2]:ints[o + 3]].reshape((nb, INERTIA_FLOATS)),
-                blob[ints[o + 3]:ints[o + 4]].reshape((nb, WORK_FLOATS)),
-                blob[ints[o + 4]:ints[o + 5]].reshape((nvf, 6)),
-                blob[ints[o + 5]:ints[o + 6]],
-                blob[ints[o + 7]:ints[o + 8]])
+        return (1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y + z * qw), 2.0 * (x * z - y * qw),
+                2.0 * (x * y - z * qw), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z + x * qw),
+                2.0 * (x * z + y * qw), 2.0 * (y * z - x * qw), 1.0 - 2.0 * (x * x + y * y))
 
     @_kernel(inline='always')
-    def _full_coordinates(hdr, src, maps, ws, q, qd, qdd, full):
-        """``qf`` (at ``ws[0]``), and with ``full`` ``vf``, ``af``: one entry per body joint
-        (mimic joints follow their masters)."""
-        nqf = hdr[1]
-        nvf = hdr[2]
-        for k in range(nqf):
-            ws[k] = q[src[k]] * maps[3 + k] + maps[3 + nqf + k]
-        if full:
-            for k in range(nvf):
-                j = src[nqf + k]
-                m = maps[3 + 2 * nqf + k]
-                ws[nqf + k] = qd[j] * m
-                ws[nqf + nvf + k] = qdd[j] * m
-
-    @_kernel(inline='always')
-    def _one_dof_transform(body, wb, i, jt, x):
-        """``E`` and ``r`` of body ``i``, whose joint moves about / along z by ``x``:
+    def _one_dof_transform(body, i, jt, x):
+        """``E``, ``r`` of body ``i``, whose joint moves about / along z by ``x``:
         ``E = Rz(x)^T Et`` (two rows turn), ``r = rt + Et^T z sl x``."""
-        if jt == 1:
-            for k in range(9):
-                wb[i, k] = body[i, k]
+        Et = _row9(body, i, B_ET)
+        rt = _row3(body, i, B_RT)
+        if jt == JT_PRISMATIC:
+            E = Et
         else:
             c = np.cos(x)
             s = np.sin(x)
-            for k in range(3):
-                wb[i, k] = c * body[i, k] + s * body[i, 3 + k]
-                wb[i, 3 + k] = c * body[i, 3 + k] - s * body[i, k]
-                wb[i, 6 + k] = body[i, 6 + k]
-        if jt == 0:
-            for k in range(3):
-                wb[i, W_R + k] = body[i, 9 + k]
+            E = (c * Et[0] + s * Et[3], c * Et[1] + s * Et[4], c * Et[2] + s * Et[5],
+                 c * Et[3] - s * Et[0], c * Et[4] - s * Et[1], c * Et[5] - s * Et[2],
+                 Et[6], Et[7], Et[8])
+        if jt == JT_REVOLUTE:
+            r = rt
         else:
-            d = body[i, B_SL] * x
-            for k in range(3):
-                wb[i, W_R + k] = body[i, 9 + k] + d * body[i, 6 + k]
+            r = _add(rt, _scale(body[i, B_SL] * x, (Et[6], Et[7], Et[8])))
+        return E, r
 
     @_kernel()
-    def _multi_dof_transform(body, wb, S, ws, i, jt, qf, qi, vi, o_ej):
-        """``E``, ``r`` and the columns of ``S`` (rows ``vi...`` of ``S``) of body ``i``, whose
-        spherical, floating or planar joint has coordinates ``qf[qi:]``. Returns the number of
-        columns. ``ws[o_ej:o_ej + 9]`` is scratch."""
-        rjx = 0.0
-        rjy = 0.0
-        rjz = 0.0
-        ax = body[i, B_AXIS]
-        ay = body[i, B_AXIS + 1]
-        az = body[i, B_AXIS + 2]
-        if jt == 3 or jt == 4:
-            qo = qi + 3 if jt == 4 else qi
-            _quat_rotation(qf[qo], qf[qo + 1], qf[qo + 2], qf[qo + 3], ws, o_ej)
+    def _multi_dof_transform(body, S, i, jt, qf, qi, vi):
+        """``E``, ``r`` and the number of columns of ``S`` of body ``i``, whose spherical,
+        floating or planar joint has coordinates ``qf[qi:]``; writes those columns into rows
+        ``vi...`` of ``S``."""
+        zero = (0.0, 0.0, 0.0)
+        if jt == JT_PLANAR:  # q = [x y theta]: along e1, along e2, about the axis
+            axis = _row3(body, i, B_AXIS)
+            e1 = _row3(body, i, B_E1)
+            e2 = _row3(body, i, B_E2)
+            EJ = _axis_rotation(qf[qi + 2], axis)
+            rJ = _add(_scale(qf[qi], e1), _scale(qf[qi + 1], e2))
+            _put3(S, vi, 0, zero)
+            _put3(S, vi, 3, _rotate(EJ, e1))
+            _put3(S, vi + 1, 0, zero)
+            _put3(S, vi + 1, 3, _rotate(EJ, e2))
+            _put3(S, vi + 2, 0, axis)
+            _put3(S, vi + 2, 3, zero)
             nj = 3
-            if jt == 4:
-                rjx = qf[qi]
-                rjy = qf[qi + 1]
-                rjz = qf[qi + 2]
-                nj = 6
+        else:
+            qo = qi + FLOATING_QUATERNION if jt == JT_FLOATING else qi
+            EJ = _quaternion_rotation(qf[qo], qf[qo + 1], qf[qo + 2], qf[qo + 3])
+            nj = 6 if jt == JT_FLOATING else 3
             for k in range(nj):
-                for r in range(6):
-                    S[vi + k, r] = 0.0
-            if jt == 3:
+                for c in range(6):
+                    S[vi + k, c] = 0.0
+            if jt == JT_FLOATING:  # qd = [v; w] of the child frame
+                rJ = (qf[qi], qf[qi + 1], qf[qi + 2])
                 for k in range(3):
-                    S[vi + k, k] = 1.0  # column k: angular unit vector k
-            else:
+                    S[vi + k, 3 + k] = 1.0
+                    S[vi + 3 + k, k] = 1.0
+            else:  # qd = w
+                rJ = zero
                 for k in range(3):
-                    S[vi + k, 3 + k] = 1.0  # qd[0:3]: linear velocity
-                    S[vi + 3 + k, k] = 1.0  # qd[3:6]: angular velocity
-        else:  # planar: [x, y, theta]
-            _joint_rotation(qf[qi + 2], ax, ay, az, ws, o_ej)
-            nj = 3
-            for c in range(2):
-                p0 = body[i, B_AXIS + 3 + 3 * c]
-                p1 = body[i, B_AXIS + 4 + 3 * c]
-                p2 = body[i, B_AXIS + 5 + 3 * c]
-                rjx += qf[qi + c] * p0
-                rjy += qf[qi + c] * p1
-                rjz += qf[qi + c] * p2
-                for r in range(3):
-                    S[vi + c, r] = 0.0
-                    S[vi + c, 3 + r] = (ws[o_ej + 3 * r] * p0 + ws[o_ej + 3 * r + 1] * p1
-                                        + ws[o_ej + 3 * r + 2] * p2)
-            S[vi + 2, 0] = ax
-            S[vi + 2, 1] = ay
-            S[vi + 2, 2] = az
-            S[vi + 2, 3] = 0.0
-            S[vi + 2, 4] = 0.0
-            S[vi + 2, 5] = 0.0
-        # E = EJ Et, r = rt + Et^T rJ
-        for r in range(3):
-            for c in range(3):
-                wb[i, 3 * r + c] = (ws[o_ej + 3 * r] * body[i, c]
-                                    + ws[o_ej + 3 * r + 1] * body[i, 3 + c]
-                                    + ws[o_ej + 3 * r + 2] * body[i, 6 + c])
-        for k in range(3):
-            wb[i, W_R + k] = (body[i, 9 + k] + body[i, k] * rjx + body[i, 3 + k] * rjy
-                              + body[i, 6 + k] * rjz)
-        return nj
+                    S[vi + k, k] = 1.0
+        Et = _row9(body, i, B_ET)
+        return _matmul(EJ, Et), _add(_row3(body, i, B_RT), _rotate_t(Et, rJ)), nj
 
-    @_kernel()
-    def _rnea_state(R, q, qd, qdd, fext, tau):
-        """RNEA for one state; body forces stay in the work region (columns ``W_N``, ``W_F``)."""
-        hdr, bi, src, maps, body, inertia, wb, S, ws, _ = R
-        nb = hdr[0]
-        nqf = hdr[1]
-        nvf = hdr[2]
-        o_vf = nqf
-        o_af = nqf + nvf
-        o_ej = nqf + 4 * nvf
-        _full_coordinates(hdr, src, maps, ws, q, qd, qdd, True)
-        for i in range(nb):
-            jt = bi[i, 1]
-            vi = bi[i, 3]
-            p = bi[i, 0]
-            # parent velocity and acceleration (base: v = 0, a = -a_g)
-            if p < 0:
-                pw0 = 0.0
-                pw1 = 0.0
-                pw2 = 0.0
-                pv0 = 0.0
-                pv1 = 0.0
-                pv2 = 0.0
-                pa0 = 0.0
-                pa1 = 0.0
-                pa2 = 0.0
-                pl0 = -maps[0]
-                pl1 = -maps[1]
-                pl2 = -maps[2]
-            else:
-                pw0 = wb[p, W_W]
-                pw1 = wb[p, W_W + 1]
-                pw2 = wb[p, W_W + 2]
-                pv0 = wb[p, W_V]
-                pv1 = wb[p, W_V + 1]
-                pv2 = wb[p, W_V + 2]
-                pa0 = wb[p, W_AW]
-                pa1 = wb[p, W_AW + 1]
-                pa2 = wb[p, W_AW + 2]
-                pl0 = wb[p, W_AL]
-                pl1 = wb[p, W_AL + 1]
-                pl2 = wb[p, W_AL + 2]
-            if jt <= ONE_DOF:
-                _one_dof_transform(body, wb, i, jt, ws[bi[i, 2]])
-            else:
-                nj = _multi_dof_transform(body, wb, S, ws, i, jt, ws, bi[i, 2], vi, o_ej)
-            e0 = wb[i, 0]
-            e1 = wb[i, 1]
-            e2 = wb[i, 2]
-            e3 = wb[i, 3]
-            e4 = wb[i, 4]
-            e5 = wb[i, 5]
-            e6 = wb[i, 6]
-            e7 = wb[i, 7]
-            e8 = wb[i, 8]
-            rx = wb[i, W_R]
-            ry = wb[i, W_R + 1]
-            rz = wb[i, W_R + 2]
-            # X m = (E w, E (v - r x w))
-            u0 = pv0 - (ry * pw2 - rz * pw1)
-            u1 = pv1 - (rz * pw0 - rx * pw2)
-            u2 = pv2 - (rx * pw1 - ry * pw0)
-            w0 = e0 * pw0 + e1 * pw1 + e2 * pw2
-            w1 = e3 * pw0 + e4 * pw1 + e5 * pw2
-            w2 = e6 * pw0 + e7 * pw1 + e8 * pw2
-            v0 = e0 * u0 + e1 * u1 + e2 * u2
-            v1 = e3 * u0 + e4 * u1 + e5 * u2
-            v2 = e6 * u0 + e7 * u1 + e8 * u2
-            u0 = pl0 - (ry * pa2 - rz * pa1)
-            u1 = pl1 - (rz * pa0 - rx * pa2)
-            u2 = pl2 - (rx * pa1 - ry * pa0)
-            a0 = e0 * pa0 + e1 * pa1 + e2 * pa2
-            a1 = e3 * pa0 + e4 * pa1 + e5 * pa2
-            a2 = e6 * pa0 + e7 * pa1 + e8 * pa2
-            l0 = e0 * u0 + e1 * u1 + e2 * u2
-            l1 = e3 * u0 + e4 * u1 + e5 * u2
-            l2 = e6 * u0 + e7 * u1 + e8 * u2
-            if jt <= ONE_DOF:
-                # v += vJ = S qd, a += S qdd + v x vJ, with S = [0 0 sa 0 0 sl]
-                sa = body[i, B_SA]
-                sl = body[i, B_SL]
-                dq = ws[o_vf + vi]
-                ddq = ws[o_af + vi]
-                dw = sa * dq
-                dl = sl * dq
-                w2 += dw
-                v2 += dl
-                a0 += w1 * dw
-                a1 -= w0 * dw
-                a2 += sa * ddq
-                l0 += w1 * dl + v1 * dw
-                l1 -= w0 * dl + v0 * dw
-                l2 += sl * ddq
-            else:
-                vj0 = 0.0
-                vj1 = 0.0
-                vj2 = 0.0
-                vj3 = 0.0
-                vj4 = 0.0
-                vj5 = 0.0
-                for k in range(nj):
-                    qdk = ws[o_vf + vi + k]
-                    qak = ws[o_af + vi + k]
-                    vj0 += S[vi + k, 0] * qdk
-                    vj1 += S[vi + k, 1] * qdk
-                    vj2 += S[vi + k, 2] * qdk
-                    vj3 += S[vi + k, 3] * qdk
-                    vj4 += S[vi + k, 4] * qdk
-                    vj5 += S[vi + k, 5] * qdk
-                    a0 += S[vi + k, 0] * qak
-                    a1 += S[vi + k, 1] * qak
-                    a2 += S[vi + k, 2] * qak
-                    l0 += S[vi + k, 3] * qak
-                    l1 += S[vi + k, 4] * qak
-                    l2 += S[vi + k, 5] * qak
-                if jt == 5:
-                    # cJ = -(axis theta_dot) x vJ_linear (apparent derivative of S in C)
-                    td = ws[o_vf + vi + 2]
-                    ax = body[i, B_AXIS]
-                    ay = body[i, B_AXIS + 1]
-                    az = body[i, B_AXIS + 2]
-                    l0 -= td * (ay * vj5 - az * vj4)
-                    l1 -= td * (az * vj3 - ax * vj5)
-                    l2 -= td * (ax * vj4 - ay * vj3)
-                w0 += vj0
-                w1 += vj1
-                w2 += vj2
-                v0 += vj3
-                v1 += vj4
-                v2 += vj5
-                # + v x vJ  (motion cross product, Eq. 2.31)
-                a0 += w1 * vj2 - w2 * vj1
-                a1 += w2 * vj0 - w0 * vj2
-                a2 += w0 * vj1 - w1 * vj0
-                l0 += w1 * vj5 - w2 * vj4 + v1 * vj2 - v2 * vj1
-                l1 += w2 * vj3 - w0 * vj5 + v2 * vj0 - v0 * vj2
-                l2 += w0 * vj4 - w1 * vj3 + v0 * vj1 - v1 * vj0
-            wb[i, W_W] = w0
-            wb[i, W_W + 1] = w1
-            wb[i, W_W + 2] = w2
-            wb[i, W_V] = v0
-            wb[i, W_V + 1] = v1
-            wb[i, W_V + 2] = v2
-            wb[i, W_AW] = a0
-            wb[i, W_AW + 1] = a1
-            wb[i, W_AW + 2] = a2
-            wb[i, W_AL] = l0
-            wb[i, W_AL + 1] = l1
-            wb[i, W_AL + 2] = l2
-
-            # f = I a + v x* I v - f_ext, with I m = (Ibar w + h x v, m v - h x w)
-            m = inertia[i, 0]
-            h0 = inertia[i, 1]
-            h1 = inertia[i, 2]
-            h2 = inertia[i, 3]
-            ixx = inertia[i, 4]
-            ixy = inertia[i, 5]
-            ixz = inertia[i, 6]
-            iyy = inertia[i, 7]
-            iyz = inertia[i, 8]
-            izz = inertia[i, 9]
-            n0 = ixx * a0 + ixy * a1 + ixz * a2 + h1 * l2 - h2 * l1
-            n1 = ixy * a0 + iyy * a1 + iyz * a2 + h2 * l0 - h0 * l2
-            n2 = ixz * a0 + iyz * a1 + izz * a2 + h0 * l1 - h1 * l0
-            f0 = m * l0 - (h1 * a2 - h2 * a1)
-            f1 = m * l1 - (h2 * a0 - h0 * a2)
-            f2 = m * l2 - (h0 * a1 - h1 * a0)
-            in0 = ixx * w0 + ixy * w1 + ixz * w2 + h1 * v2 - h2 * v1
-            in1 = ixy * w0 + iyy * w1 + iyz * w2 + h2 * v0 - h0 * v2
-            in2 = ixz * w0 + iyz * w1 + izz * w2 + h0 * v1 - h1 * v0
-            if0 = m * v0 - (h1 * w2 - h2 * w1)
-            if1 = m * v1 - (h2 * w0 - h0 * w2)
-            if2 = m * v2 - (h0 * w1 - h1 * w0)
-            # v x* (n, f) = (w x n + v x f, w x f)  (Eq. 2.32)
-            n0 += w1 * in2 - w2 * in1 + v1 * if2 - v2 * if1
-            n1 += w2 * in0 - w0 * in2 + v2 * if0 - v0 * if2
-            n2 += w0 * in1 - w1 * in0 + v0 * if1 - v1 * if0
-            f0 += w1 * if2 - w2 * if1
-            f1 += w2 * if0 - w0 * if2
-            f2 += w0 * if1 - w1 * if0
-            wb[i, W_N] = n0 - fext[i, 0]
-            wb[i, W_N + 1] = n1 - fext[i, 1]
-            wb[i, W_N + 2] = n2 - fext[i, 2]
-            wb[i, W_F] = f0 - fext[i, 3]
-            wb[i, W_F + 1] = f1 - fext[i, 4]
-            wb[i, W_F + 2] = f2 - fext[i, 5]
-        _backward(R, tau)
-
-    @_kernel()
-    def _static_state(R, q, fext, tau):
-        """RNEA with zero velocity and acceleration: only linear accelerations (gravity)
-        propagate, ``n = h x l``, ``f = m l``."""
-        hdr, bi, src, maps, body, inertia, wb, S, ws, _ = R
-        nb = hdr[0]
-        o_ej = hdr[1] + 4 * hdr[2]
-        _full_coordinates(hdr, src, maps, ws, q, q, q, False)
-        for i in range(nb):
-            jt = bi[i, 1]
-            p = bi[i, 0]
-            if p < 0:
-                pl0 = -maps[0]
-                pl1 = -maps[1]
-                pl2 = -maps[2]
-            else:
-                pl0 = wb[p, W_AL]
-                pl1 = wb[p, W_AL + 1]
-                pl2 = wb[p, W_AL + 2]
-            if jt <= ONE_DOF:
-                _one_dof_transform(body, wb, i, jt, ws[bi[i, 2]])
-            else:
-                _multi_dof_transform(body, wb, S, ws, i, jt, ws, bi[i, 2], bi[i, 3], o_ej)
-            l0 = wb[i, 0] * pl0 + wb[i, 1] * pl1 + wb[i, 2] * pl2
-            l1 = wb[i, 3] * pl0 + wb[i, 4] * pl1 + wb[i, 5] * pl2
-            l2 = wb[i, 6] * pl0 + wb[i, 7] * pl1 + wb[i, 8] * pl2
-            wb[i, W_AL] = l0
-            wb[i, W_AL + 1] = l1
-            wb[i, W_AL + 2] = l2
-            m = inertia[i, 0]
-            h0 = inertia[i, 1]
-            h1 = inertia[i, 2]
-            h2 = inertia[i, 3]
-            wb[i, W_N] = h1 * l2 - h2 * l1 - fext[i, 0]
-            wb[i, W_N + 1] = h2 * l0 - h0 * l2 - fext[i, 1]
-            wb[i, W_N + 2] = h0 * l1 - h1 * l0 - fext[i, 2]
-            wb[i, W_F] = m * l0 - fext[i, 3]
-            wb[i, W_F + 1] = m * l1 - fext[i, 4]
-            wb[i, W_F + 2] = m * l2 - fext[i, 5]
-        _backward(R, tau)
+    # RNEA (Table 5.1), one state at a time on the named views of a blob.
 
     @_kernel(inline='always')
-    def _backward(R, tau):
+    def _positions(layout, q):
+        """``qf``: a coordinate per body joint coordinate (mimic joints follow their masters)."""
+        qf, src, mult, off = layout.qf, layout.q_src, layout.q_mult, layout.q_off
+        for k in range(qf.shape[0]):
+            qf[k] = q[src[k]] * mult[k] + off[k]
+
+    @_kernel(inline='always')
+    def _rates(layout, qd, qdd):
+        """``vf``, ``af``: a velocity and an acceleration per body joint velocity."""
+        vf, af, src, mult = layout.vf, layout.af, layout.v_src, layout.v_mult
+        for k in range(vf.shape[0]):
+            vf[k] = qd[src[k]] * mult[k]
+            af[k] = qdd[src[k]] * mult[k]
+
+    @_kernel(inline='always')
+    def _joint_transform(layout, i):
+        """``E``, ``r`` of body ``i`` (stored in the work row for the backward pass) and the
+        number of its joint's velocities; ``S`` of a multi-DoF joint is written."""
+        bi = layout.body_ints
+        jt = bi[i, BI_JTYPE]
+        if jt <= ONE_DOF:
+            E, r = _one_dof_transform(layout.body, i, jt, layout.qf[bi[i, BI_Q_START]])
+            nj = 1
+        else:
+            E, r, nj = _multi_dof_transform(layout.body, layout.subspace, i, jt, layout.qf,
+                                            bi[i, BI_Q_START], bi[i, BI_V_START])
+        _put9(layout.work, i, W_E, E)
+        _put3(layout.work, i, W_R, r)
+        return E, r, nj
+
+    @_kernel(inline='always')
+    def _add_one_dof_motion(body, i, w, v, aw, al, qd, qdd):
+        """``v + vJ`` and ``a + S qdd + v x vJ`` for ``S = [0 0 sa 0 0 sl]``, ``vJ = S qd``."""
+        sa = body[i, B_SA]
+        sl = body[i, B_SL]
+        dw = sa * qd
+        dl = sl * qd
+        # v x vJ with vJ along z: only the x and y rows
+        aw = (aw[0] + w[1] * dw, aw[1] - w[0] * dw, aw[2] + sa * qdd)
+        al = (al[0] + w[1] * dl + v[1] * dw, al[1] - w[0] * dl - v[0] * dw, al[2] + sl * qdd)
+        return (w[0], w[1], w[2] + dw), (v[0], v[1], v[2] + dl), aw, al
+
+    @_kernel()
+    def _rnea_state(layout, q, qd, qdd, fext, tau):
+        """RNEA for one state; body forces stay in the work rows (columns ``W_N``, ``W_F``)."""
+        bi, body, inertia, wb = layout.body_ints, layout.body, layout.inertia, layout.work
+        vf, af = layout.vf, layout.af
+        g = layout.gravity
+        zero = (0.0, 0.0, 0.0)
+        _positions(layout, q)
+        _rates(layout, qd, qdd)
+        for i in range(layout.header[H_NB]):
+            p = bi[i, BI_PARENT]
+            vi = bi[i, BI_V_START]
+            if p < 0:  # the base: v = 0, a = -a_g
+                pw, pv, paw, pal = zero, zero, zero, (-g[0], -g[1], -g[2])
+            else:
+                pw, pv = _row3(wb, p, W_W), _row3(wb, p, W_V)
+                paw, pal = _row3(wb, p, W_AW), _row3(wb, p, W_AL)
+            E, r, nj = _joint_transform(layout, i)
+            w, v = _motion_transform(E, r, pw, pv)
+            aw, al = _motion_transform(E, r, paw, pal)
+            if bi[i, BI_JTYPE] <= ONE_DOF:
+                w, v, aw, al = _add_one_dof_motion(body, i, w, v, aw, al, vf[vi], af[vi])
+            else:
+                vjw, vjl = _subspace_product(layout.subspace, vi, nj, vf)
+                ajw, ajl = _subspace_product(layout.subspace, vi, nj, af)
+                if bi[i, BI_JTYPE] == JT_PLANAR:
+                    # cJ = -(axis theta_dot) x vJ_linear (apparent derivative of S in C)
+                    ajl = _sub(ajl, _scale(vf[vi + 2], _cross(_row3(body, i, B_AXIS), vjl)))
+                w, v = _add(w, vjw), _add(v, vjl)
+                cw, cl = _motion_cross(w, v, vjw, vjl)
+                aw, al = _add(_add(aw, ajw), cw), _add(_add(al, ajl), cl)
+            _put3(wb, i, W_W, w)
+            _put3(wb, i, W_V, v)
+            _put3(wb, i, W_AW, aw)
+            _put3(wb, i, W_AL, al)
+            # f = I a + v x* I v - f_ext (Eq. 5.9)
+            n, f = _inertia_product(inertia, i, aw, al)
+            mw, mv = _inertia_product(inertia, i, w, v)
+            bn, bf = _force_cross(w, v, mw, mv)
+            _put3(wb, i, W_N, _sub(_add(n, bn), _row3(fext, i, 0)))
+            _put3(wb, i, W_F, _sub(_add(f, bf), _row3(fext, i, 3)))
+        _backward(layout, tau)
+
+    @_kernel()
+    def _static_state(layout, q, fext, tau):
+        """RNEA with zero velocity and acceleration: only linear accelerations (gravity)
+        propagate, ``n = h x a``, ``f = m a`` (``a`` linear)."""
+        bi, inertia, wb = layout.body_ints, layout.inertia, layout.work
+        g = layout.gravity
+        _positions(layout, q)
+        for i in range(layout.header[H_NB]):
+            p = bi[i, BI_PARENT]
+            pal = (-g[0], -g[1], -g[2]) if p < 0 else _row3(wb, p, W_AL)
+            E, r, nj = _joint_transform(layout, i)
+            al = _rotate(E, pal)
+            _put3(wb, i, W_AL, al)
+            _put3(wb, i, W_N, _sub(_cross(_row3(inertia, i, IN_H), al), _row3(fext, i, 0)))
+            _put3(wb, i, W_F, _sub(_scale(inertia[i, IN_MASS], al), _row3(fext, i, 3)))
+        _backward(layout, tau)
+
+    @_kernel(inline='always')
+    def _backward(layout, tau):
         """Backward pass: ``tau_i = S_i^T f_i``, ``f_parent += X^T f_i``; then fold mimic
         joints into their masters."""
-        hdr, bi, src, maps, body, inertia, wb, S, ws, _ = R
-        nb = hdr[0]
-        nqf = hdr[1]
-        nvf = hdr[2]
-        nv = hdr[4]
-        o_tf = nqf + 2 * nvf
-        for i in range(nb - 1, -1, -1):
-            vi = bi[i, 3]
-            jt = bi[i, 1]
-            n0 = wb[i, W_N]
-            n1 = wb[i, W_N + 1]
-            n2 = wb[i, W_N + 2]
-            f0 = wb[i, W_F]
-            f1 = wb[i, W_F + 1]
-            f2 = wb[i, W_F + 2]
+        bi, body, wb, S, tauf = (layout.body_ints, layout.body, layout.work, layout.subspace,
+                                 layout.tauf)
+        for i in range(layout.header[H_NB] - 1, -1, -1):
+            vi = bi[i, BI_V_START]
+            jt = bi[i, BI_JTYPE]
+            n = _row3(wb, i, W_N)
+            f = _row3(wb, i, W_F)
             if jt <= ONE_DOF:
-                ws[o_tf + vi] = body[i, B_SA] * n2 + body[i, B_SL] * f2
+                tauf[vi] = body[i, B_SA] * n[2] + body[i, B_SL] * f[2]
             else:
-                nj = 3 if jt != 4 else 6
-                for k in range(nj):
-                    ws[o_tf + vi + k] = (S[vi + k, 0] * n0 + S[vi + k, 1] * n1
-                                         + S[vi + k, 2] * n2 + S[vi + k, 3] * f0
-                                         + S[vi + k, 4] * f1 + S[vi + k, 5] * f2)
-            p = bi[i, 0]
+                for k in range(vi, vi + (6 if jt == JT_FLOATING else 3)):
+                    tauf[k] = _dot(_row3(S, k, 0), n) + _dot(_row3(S, k, 3), f)
+            p = bi[i, BI_PARENT]
             if p >= 0:
-                # X^T (n, f) = (E^T n + r x E^T f, E^T f)
-                g0 = wb[i, 0] * f0 + wb[i, 3] * f1 + wb[i, 6] * f2
-                g1 = wb[i, 1] * f0 + wb[i, 4] * f1 + wb[i, 7] * f2
-                g2 = wb[i, 2] * f0 + wb[i, 5] * f1 + wb[i, 8] * f2
-                rx = wb[i, W_R]
-                ry = wb[i, W_R + 1]
-                rz = wb[i, W_R + 2]
-                wb[p, W_N] += (wb[i, 0] * n0 + wb[i, 3] * n1 + wb[i, 6] * n2
-                               + ry * g2 - rz * g1)
-                wb[p, W_N + 1] += (wb[i, 1] * n0 + wb[i, 4] * n1 + wb[i, 7] * n2
-                                   + rz * g0 - rx * g2)
-                wb[p, W_N + 2] += (wb[i, 2] * n0 + wb[i, 5] * n1 + wb[i, 8] * n2
-                                   + rx * g1 - ry * g0)
-                wb[p, W_F] += g0
-                wb[p, W_F + 1] += g1
-                wb[p, W_F + 2] += g2
-        for k in range(nv):
+                pn, pf = _transpose_force_transform(_row9(wb, i, W_E), _row3(wb, i, W_R), n, f)
+                _put3(wb, p, W_N, _add(_row3(wb, p, W_N), pn))
+                _put3(wb, p, W_F, _add(_row3(wb, p, W_F), pf))
+        for k in range(tau.shape[0]):
             tau[k] = 0.0
-        o_vmul = 3 + 2 * nqf
-        for k in range(nvf):
-            tau[src[nqf + k]] += maps[o_vmul + k] * ws[o_tf + k]
+        src, mult = layout.v_src, layout.v_mult
+        for k in range(tauf.shape[0]):
+            tau[src[k]] += mult[k] * tauf[k]
 
     @_kernel()
     def rnea1(blob, q, qd, qdd, fext, tau):
         """One state; 1 for bad sizes."""
-        R = _regions(blob)
-        hdr = R[0]
-        nv = hdr[4]
-        if q.shape[0] != hdr[3] or qd.shape[0] != nv or qdd.shape[0] != nv or \
-                tau.shape[0] != nv or fext.shape[0] != hdr[0]:
+        layout = _decode(blob)
+        hdr = layout.header
+        nv = hdr[H_NV]
+        if q.shape[0] != hdr[H_NQ] or qd.shape[0] != nv or qdd.shape[0] != nv or \
+                tau.shape[0] != nv or fext.shape[0] != hdr[H_NB]:
             return 1
-        _rnea_state(R, q, qd, qdd, fext, tau)
+        _rnea_state(layout, q, qd, qdd, fext, tau)
         return 0
 
     @_kernel()
     def gravity1(blob, q, fext, tau):
         """One static state (zero velocity and acceleration); 1 for bad sizes."""
-        R = _regions(blob)
-        hdr = R[0]
-        if q.shape[0] != hdr[3] or tau.shape[0] != hdr[4] or fext.shape[0] != hdr[0]:
+        layout = _decode(blob)
+        hdr = layout.header
+        if q.shape[0] != hdr[H_NQ] or tau.shape[0] != hdr[H_NV] or fext.shape[0] != hdr[H_NB]:
             return 1
-        _static_state(R, q, fext, tau)
+        _static_state(layout, q, fext, tau)
         return 0
 
     @_kernel()
     def body_force1(blob, q, qd, qdd, fext, static, body, out):
-        """One state (static: ``qd``, ``qdd`` unused); ``out`` gets the force of ``body`` after
-        the backward pass, everything beyond it included. 1 for bad sizes."""
-        R = _regions(blob)
-        hdr = R[0]
-        nv = hdr[4]
-        if q.shape[0] != hdr[3] or fext.shape[0] != hdr[0] or out.shape[0] != 6 or \
-                not 0 <= body < hdr[0]:
+        """One state (static: ``qd``, ``qdd`` unused); ``out`` gets the force ``[n, f]`` of
+        ``body`` after the backward pass, everything beyond it included. 1 for bad sizes."""
+        layout = _decode(blob)
+        hdr = layout.header
+        nv = hdr[H_NV]
+        if q.shape[0] != hdr[H_NQ] or fext.shape[0] != hdr[H_NB] or out.shape[0] != 6 or \
+                not 0 <= body < hdr[H_NB]:
             return 1
         if static:
-            _static_state(R, q, fext, R[9])
+            _static_state(layout, q, fext, layout.spare)
         else:
             if qd.shape[0] != nv or qdd.shape[0] != nv:
                 return 1
-            _rnea_state(R, q, qd, qdd, fext, R[9])
-        wb = R[6]
+            _rnea_state(layout, q, qd, qdd, fext, layout.spare)
         for k in range(6):
-            out[k] = wb[body, W_N + k]
+            out[k] = layout.work[body, W_N + k]
         return 0
+
+    @_kernel(inline='always')
+    def _batch_state(layout, q, qd, qdd, fext, tau, mode, s):
+        """State ``s`` of a batch; ``fext`` is ``(B, nb, 6)`` or ``(1, nb, 6)`` (shared)."""
+        f = fext[0 if fext.shape[0] == 1 else s]
+        if mode == MODE_STATIC:
+            _static_state(layout, q[s], f, tau[s])
+        else:
+            _rnea_state(layout, q[s], qd[s], qdd[s], f, tau[s])
 
     @_kernel()
     def _batch(blob, q, qd, qdd, fext, tau, mode):
-        """The single-state kernels over ``q (B, nq)``; ``fext`` is ``(B, nb, 6)`` or
-        ``(1, nb, 6)``."""
-        R = _regions(blob)
-        shared = fext.shape[0] == 1
+        """The single-state kernels over ``q (B, nq)``."""
+        layout = _decode(blob)
         for s in range(q.shape[0]):
-            f = fext[0 if shared else s]
-            if mode == MODE_STATIC:
-                _static_state(R, q[s], f, tau[s])
-            else:
-                _rnea_state(R, q[s], qd[s], qdd[s], f, tau[s])
+            _batch_state(layout, q, qd, qdd, fext, tau, mode, s)
 
     @_kernel(parallel=True)
     def _batch_parallel(blobs, q, qd, qdd, fext, tau, mode):
@@ -728,16 +735,10 @@ if AVAILABLE:
         count = q.shape[0]
         chunks = blobs.shape[0]
         size = (count + chunks - 1) // chunks
-        shared = fext.shape[0] == 1
         for c in prange(chunks):
-            R = _regions(blobs[c])
+            layout = _decode(blobs[c])
             for s in range(c * size, min(count, (c + 1) * size)):
-                f = fext[0 if shared else s]
-                if mode == MODE_STATIC:
-                    _static_state(R, q[s], f, tau[s])
-                else:
-                    _rnea_state(R, q[s], qd[s], qdd[s], f, tau[s])
-
+                _batch_state(layout, q, qd, qdd, fext, tau, mode, s)
 
 #: Batches at least this large are spread over numba's threads (all cores by default; set
 #: NUMBA_NUM_THREADS to limit them).
@@ -815,10 +816,8 @@ def _entry_point(dispatcher):
 def _neutral(packed):
     """A valid configuration: zeros, with unit quaternions for spherical and floating joints."""
     q = np.zeros(packed.nq)
-    nb = packed.nb
-    body_ints = packed.ints[HEADER:HEADER + BODY_INTS * nb].reshape(nb, BODY_INTS)
-    q_src = packed.ints[HEADER + BODY_INTS * nb:]
-    for jt, q_start in body_ints[:, 1:3]:
-        if jt in (3, 4):
-            q[q_src[q_start + (6 if jt == 4 else 3)]] = 1.0
+    for jt, q_start in packed.body_ints[:, [BI_JTYPE, BI_Q_START]]:
+        if jt == JT_SPHERICAL or jt == JT_FLOATING:
+            start = q_start + (FLOATING_QUATERNION if jt == JT_FLOATING else 0)
+            q[packed.q_src[start + QUATERNION_W]] = 1.0
     return q

@@ -15,6 +15,8 @@ form the (immobile) base, number ``-1``.
 """
 
 import math
+import os
+import sys
 import threading
 import warnings
 
@@ -24,11 +26,32 @@ from . import _fast
 from .description import Description, UrdfError
 from .joints import JointModel
 from .spatial import frame_transform, rpy_to_matrix, spatial_inertia
-from .urdf import MAX_DESCRIPTION_BYTES, parse_urdf
+from .urdf import MAX_DESCRIPTION_BYTES, parse_urdf, read_description_file
+from .urdf_robot import description_from_urdf_robot
 
 
-class InertiaWarning(UserWarning):
+class DescriptionWarning(UserWarning):
+    """Something in a usable description is ignored or doubtful (e.g. a ``<mimic>`` on a fixed
+    joint); the model loads and lists the message in ``model.warnings``."""
+
+
+class InertiaWarning(DescriptionWarning):
     """A link inertia is finite but not physically consistent."""
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _warn_caller(message, category):
+    """``warnings.warn`` pointing at the first frame outside this package's modules: the line
+    that asked for the model, whichever constructor it went through."""
+    frame = sys._getframe(1)
+    level = 2
+    while frame is not None and \
+            os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == _PACKAGE_DIR:
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 class UnknownLinkError(KeyError, ValueError):
@@ -69,7 +92,8 @@ class Model:
         friction: ``(nv,)`` Coulomb friction [N m or N] (``<dynamics friction>``), with each mimic
             joint's reflected onto its master (times abs(multiplier)).
         root_link: name of the root link.
-        warnings: tuple of messages about accepted but suspicious input (inconsistent inertias).
+        warnings: tuple of messages about accepted but suspicious input (inconsistent inertias,
+            ignored tags), each also issued as a :class:`DescriptionWarning`.
         payloads: link -> :class:`Payload` held by it now (see :meth:`set_payload`).
 
     Featherstone's system model (body ``i`` = child of the i-th moving joint, 0-based):
@@ -133,8 +157,8 @@ class Model:
                         packed = packed.with_inertia(self.inertia)
                     self.packed = packed
             except Exception as exc:  # a numba that cannot build the kernels: stay correct
-                warnings.warn('compiled RNEA unavailable (%s: %s); using the NumPy path'
-                              % (type(exc).__name__, exc), RuntimeWarning, stacklevel=2)
+                _warn_caller('compiled RNEA unavailable (%s: %s); using the NumPy path'
+                             % (type(exc).__name__, exc), RuntimeWarning)
         return self.packed is not None
 
     # Payloads ----------------------------------------------------------------------------------
@@ -222,11 +246,35 @@ class Model:
                    root_link=root_link, compiled=compiled)
 
     @classmethod
+    def from_urdf_robot(cls, robot, gravity=(0.0, 0.0, -9.81), root_link=None, compiled=True):
+        """Build a model from a robot parsed by urdf_parser_py (``urdfdom_py``).
+
+        Args:
+            robot: a ``urdf_parser_py.urdf.Robot`` (``URDF.from_xml_string(text)``).
+            gravity, root_link, compiled: as for :meth:`from_urdf`.
+
+        Raises:
+            UrdfError: the description is unusable (the message names the element).
+        """
+        return cls(description_from_urdf_robot(robot), gravity=gravity, root_link=root_link,
+                   compiled=compiled)
+
+    @classmethod
     def from_urdf_file(cls, path, gravity=(0.0, 0.0, -9.81), root_link=None,
-                       max_bytes=MAX_DESCRIPTION_BYTES, compiled=True):
-        """Build a model from a URDF file (see :meth:`from_urdf`)."""
-        with open(path, 'rb') as stream:
-            data = stream.read(max_bytes + 1)
+                       max_bytes=MAX_DESCRIPTION_BYTES, compiled=True, xacro_args=None):
+        """Build a model from a URDF file, or a xacro file (see :meth:`from_urdf`).
+
+        Args:
+            path: a URDF file; a name ending in ``.xacro`` is expanded with xacro (an optional
+                dependency: ``pip install xacro``).
+            gravity, root_link, max_bytes, compiled: as for :meth:`from_urdf`.
+            xacro_args: xacro's ``name:=value`` arguments as ``{name: value}``.
+
+        Raises:
+            UrdfError: the description is unusable, xacro is missing or cannot expand the file.
+            OSError: the file cannot be read.
+        """
+        data = read_description_file(path, xacro_args=xacro_args, max_bytes=max_bytes)
         return cls.from_urdf(data, gravity=gravity, root_link=root_link, max_bytes=max_bytes,
                              compiled=compiled)
 
@@ -308,7 +356,8 @@ class Model:
                 continue
             if joint.name not in body_of_joint:
                 if joint.jtype == 'fixed' and joint.child in self.link_body:
-                    notes.append('joint %r is fixed; its <mimic> is ignored' % joint.name)
+                    notes.append(('joint %r is fixed; its <mimic> is ignored' % joint.name,
+                                  DescriptionWarning))
                 continue
             if self.joints[body_of_joint[joint.name]].nv != 1:
                 raise UrdfError('joint %r: only 1-DoF joints can mimic, it is %s'
@@ -381,31 +430,27 @@ class Model:
     def _build_inertias(self, desc):
         notes = list(self._notes)
         inertia = np.zeros((self.nb, 6, 6))
-        base_inertia = np.zeros((6, 6))
         link_inertia = {}
         for name in self._order:
             link = desc.links[name]
             problem = _inertia_problem(link.inertia)
             if problem:
-                notes.append('link %r: inertia %s' % (name, problem))
+                notes.append(('link %r: inertia %s' % (name, problem), InertiaWarning))
             X = self.link_X[name]
             # inertia of the link in its body's coordinates: X^T I X (Eq. 2.66)
             body_inertia = X.T @ spatial_inertia(link.mass, link.com, link.inertia) @ X
             link_inertia[name] = body_inertia
             if self.link_body[name] >= 0:
                 inertia[self.link_body[name]] += body_inertia
-            else:
-                base_inertia += body_inertia
         inertia.setflags(write=False)
         self.inertia = inertia
         self._urdf_inertia = inertia
-        self._base_inertia = base_inertia
         self._link_inertia = link_inertia
         # a wrench in link coordinates, moved to body coordinates: f_B = X^T f_L
         self.link_force_to_body = {name: X.T for name, X in self.link_X.items()}
-        self.warnings = tuple(notes)
-        for note in notes:
-            warnings.warn(note, InertiaWarning, stacklevel=4)
+        self.warnings = tuple(message for message, _ in notes)
+        for message, category in notes:
+            _warn_caller(message, category)
 
     # Queries -------------------------------------------------------------------------------------
 

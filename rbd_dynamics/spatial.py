@@ -139,29 +139,6 @@ def frame_transform(R, p):
     return plux(np.swapaxes(np.asarray(R, dtype=float), -1, -2), p)
 
 
-def crm(v):
-    """Motion cross-product matrix ``v x`` (Eq. 2.31): ``crm(v) @ m == v x m``.
-
-    Args:
-        v: spatial motion vectors ``(..., 6)``, angular first.
-
-    Returns:
-        ``(..., 6, 6)`` matrices.
-    """
-    v = np.asarray(v, dtype=float)
-    w = skew(v[..., :3])
-    out = np.zeros(v.shape[:-1] + (6, 6))
-    out[..., :3, :3] = w
-    out[..., 3:, 3:] = w
-    out[..., 3:, :3] = skew(v[..., 3:])
-    return out
-
-
-def crf(v):
-    """Force cross-product matrix ``v x*`` (Eq. 2.32): ``crf(v) == -crm(v).T``."""
-    return -np.swapaxes(crm(v), -1, -2)
-
-
 def cross_motion(v, m):
     """``v x m`` for motion vectors, without building matrices. Shapes ``(..., 6)``."""
     w, u = v[..., :3], v[..., 3:]

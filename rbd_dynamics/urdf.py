@@ -1,5 +1,7 @@
 """URDF reading: hardened XML parsing into a :class:`~rbd_dynamics.description.Description`.
 
+Files whose name ends in ``.xacro`` are expanded with xacro first (:func:`read_description_file`).
+
 Only what the dynamics needs is read: links with their ``<inertial>``, joints with origin, axis,
 ``<mimic>``, the effort of ``<limit>`` and ``<dynamics damping friction>``. Visuals, collisions,
 materials, transmissions and ``<gazebo>`` tags are skipped.
@@ -10,6 +12,7 @@ is parsed defensively: its size is bounded (``max_bytes``), entity declarations 
 nesting is bounded. Every problem raises :class:`UrdfError` naming the element.
 """
 
+import os
 import xml.parsers.expat
 
 import numpy as np
@@ -19,6 +22,9 @@ from .spatial import rpy_to_matrix
 
 #: Largest description accepted by default [bytes] (real URDFs are a few hundred kB at most).
 MAX_DESCRIPTION_BYTES = 8 * 1024 * 1024
+
+#: The attributes of ``<inertia>``, in the order :func:`add_inertial_link` takes them.
+INERTIA_KEYS = ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')
 
 #: Deepest element nesting accepted (a URDF needs 4 or 5 levels).
 MAX_DEPTH = 64
@@ -38,6 +44,9 @@ class _Element:
             if child.tag == tag:
                 return child
         return None
+
+
+_UTF8_BOM = b'\xef\xbb\xbf'
 
 
 def _refuse_entities(*_args):
@@ -66,7 +75,12 @@ def parse_xml(text, max_bytes=MAX_DESCRIPTION_BYTES):
     if len(data) > max_bytes:
         raise UrdfError('robot description is %d bytes, more than the limit of %d bytes'
                         % (len(data), max_bytes))
-    if not data.strip():
+    # urdfdom (TinyXML2) skips a byte order mark and whitespace before the XML declaration;
+    # expat refuses a declaration that is not at the very start.
+    if data.startswith(_UTF8_BOM):
+        data = data[len(_UTF8_BOM):]
+    data = data.lstrip(b' \t\r\n')
+    if not data:
         raise UrdfError('robot description is empty')
 
     parser = xml.parsers.expat.ParserCreate()
@@ -112,7 +126,11 @@ def _numbers(element, attr, size, default, where):
 
 
 def _to_float(text, where, attr):
+    # The number formats of urdfdom's C++ stream parsing: '1e-3', '+1', '.5', '1.' are numbers;
+    # '1,5' and '0x10' are not, nor is Python's '1_0'.
     try:
+        if '_' in text:
+            raise ValueError(text)
         return float(text)
     except ValueError:
         raise UrdfError('%s: %s has %r, which is not a number' % (where, attr, text)) from None
@@ -149,11 +167,27 @@ def _read_link(desc, element):
     mass_el = inertial.find('mass')
     mass = _scalar(mass_el, 'value', 0.0, where + ' mass')
     inertia_el = inertial.find('inertia')
-    moments = [_scalar(inertia_el, key, 0.0, where + ' inertia')
-               for key in ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')]
-    ixx, ixy, ixz, iyy, iyz, izz = moments
+    moments = [_scalar(inertia_el, key, 0.0, where + ' inertia') for key in INERTIA_KEYS]
+    add_inertial_link(desc, name, mass, xyz, rpy, moments)
+
+
+def add_inertial_link(desc, name, mass, xyz, rpy, moments):
+    """Add a link with a URDF ``<inertial>`` to a description.
+
+    Args:
+        desc: the :class:`Description` to add to.
+        name: link name.
+        mass: [kg].
+        xyz, rpy: ``(3,)`` the inertial frame in the link frame [m, rad].
+        moments: ``(ixx, ixy, ixz, iyy, iyz, izz)`` about the centre of mass, in the inertial
+            frame's axes [kg m^2].
+
+    Raises:
+        UrdfError: an unusable value (the message names the link).
+    """
+    ixx, ixy, ixz, iyy, iyz, izz = finite_vector(moments, 6, 'link %r inertia' % name)
     inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    rot = rpy_to_matrix(rpy)
+    rot = rpy_to_matrix(finite_vector(rpy, 3, 'link %r inertial origin rpy' % name))
     desc.add_link(name, mass=mass, com=xyz, inertia=rot @ inertia @ rot.T)
 
 
@@ -213,3 +247,72 @@ def parse_urdf(text, max_bytes=MAX_DESCRIPTION_BYTES):
     if not desc.links:
         raise UrdfError('robot description %r has no <link>' % desc.name)
     return desc
+
+
+#: How to install xacro, for the message when it is missing.
+XACRO_INSTALL_HINT = ('pip install xacro, or on a ROS install apt install ros-<distro>-xacro '
+                      '(rosdep key: xacro)')
+
+
+def read_description_file(path, xacro_args=None, max_bytes=MAX_DESCRIPTION_BYTES):
+    """The URDF text of a file, expanded with xacro when its name ends in ``.xacro``.
+
+    Args:
+        path: a ``.urdf`` file, or a ``.xacro`` file (``robot.urdf.xacro``).
+        xacro_args: xacro's ``name:=value`` arguments as ``{name: value}``; only for ``.xacro``.
+        max_bytes: a plain file is read up to one byte past this size, which the parser then
+            refuses [bytes].
+
+    Returns:
+        The URDF document: ``str`` from xacro, ``bytes`` from a plain file.
+
+    Raises:
+        UrdfError: xacro is not installed, or cannot expand the file (the message names the file
+            and gives xacro's own error), or ``xacro_args`` were given for a plain file.
+        OSError: the file cannot be read.
+    """
+    path = os.fspath(path)
+    if not path.endswith('.xacro'):
+        if xacro_args:
+            raise UrdfError('%s: xacro arguments (%s) given, but only a .xacro file takes them'
+                            % (path, ', '.join(sorted(xacro_args))))
+        with open(path, 'rb') as stream:
+            return stream.read(max_bytes + 1)
+    try:
+        import xacro
+    except ImportError as err:
+        raise UrdfError('%s: a .xacro file needs the xacro package (%s): %s'
+                        % (path, XACRO_INSTALL_HINT, err)) from None
+    if not os.path.isfile(path):
+        raise UrdfError('%s: no such file' % path)
+    mappings = {str(name): str(value) for name, value in (xacro_args or {}).items()}
+    try:
+        document = xacro.process_file(os.path.abspath(path), mappings=mappings)
+        return document.toxml()
+    except Exception as err:  # xacro raises its own, expat's, NameError, ... on bad input
+        raise UrdfError('%s: xacro cannot expand it: %s'
+                        % (path, str(err) or type(err).__name__)) from None
+
+
+def split_xacro_args(tokens):
+    """Separate xacro's ``name:=value`` arguments from the other command-line tokens.
+
+    Args:
+        tokens: command-line arguments.
+
+    Returns:
+        ``(other tokens in order, {name: value})``.
+
+    Raises:
+        UrdfError: an argument with an empty name.
+    """
+    rest, mappings = [], {}
+    for token in tokens:
+        name, sep, value = token.partition(':=')
+        if not sep or token.startswith('-'):
+            rest.append(token)
+        elif not name:
+            raise UrdfError('xacro argument %r has no name (expected name:=value)' % token)
+        else:
+            mappings[name] = value
+    return rest, mappings

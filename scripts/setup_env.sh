@@ -60,11 +60,12 @@ else
   "$py" -m pip install "${pip_q[@]}" \
     "ros-$distro-rclpy" "ros-$distro-rmw-fastrtps-cpp" "ros-$distro-std-msgs" \
     "ros-$distro-sensor-msgs" "ros-$distro-geometry-msgs" "ros-$distro-trajectory-msgs" \
-    "ros-$distro-diagnostic-msgs"
+    "ros-$distro-diagnostic-msgs" "ros-$distro-std-srvs"
   # Runtime (numpy; numba for the compiled path), simulation (mujoco), plots (matplotlib) and
   # the test references (Pinocchio, example-robot-data URDFs).
   "$py" -m pip install "${pip_q[@]}" numpy numba mujoco matplotlib psutil \
-    pytest hypothesis flake8 flake8-quotes pin example-robot-data
+    pytest hypothesis flake8 flake8-quotes pin example-robot-data xacro urdfdom-py \
+    "ros-$distro-ament-flake8"
   touch "$stamp"
 fi
 # The package itself, reinstalled every time so the environment runs the checked-out code.

@@ -43,21 +43,22 @@ def valid(**override):
 
 
 def cases():
-    """``[(case id, description text, word the error must contain)]``."""
+    """``[(case id, description text, words the error must contain)]``: for XML that is
+    not well-formed, the words of expat's message."""
     out = []
     add = out.append
     # not XML, or not a robot
     add(('empty', '', 'empty'))
-    add(('bom_only', '\ufeff', ''))
-    add(('comment_only', '<!-- robot -->', ''))
+    add(('bom_only', '\ufeff', 'no element found'))
+    add(('comment_only', '<!-- robot -->', 'no element found'))
     add(('whitespace', '   \n ', 'empty'))
-    add(('not_xml', 'this is not xml', ''))
-    add(('truncated', valid()[:len(valid()) // 2], ''))
-    add(('binary', '\x00\x01\x02robot', ''))
+    add(('not_xml', 'this is not xml', 'syntax error'))
+    add(('truncated', valid()[:len(valid()) // 2], 'unclosed token'))
+    add(('binary', '\x00\x01\x02robot', 'invalid token'))
     add(('not_robot', '<?xml version="1.0"?><world name="w"/>', 'robot'))
-    add(('json', '{"robot": {"name": "x"}}', ''))
-    add(('unclosed_tag', '<robot name="x"><link name="a">', ''))
-    add(('two_documents', valid() + valid().split('\n', 1)[1], ''))
+    add(('json', '{"robot": {"name": "x"}}', 'invalid token'))
+    add(('unclosed_tag', '<robot name="x"><link name="a">', 'no element found'))
+    add(('two_documents', valid() + valid().split('\n', 1)[1], 'junk after document'))
     add(('no_links', robot(''), 'link'))
     # attacks on the parser
     add(('billion_laughs', '<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaaaaaaaa">'

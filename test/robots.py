@@ -121,9 +121,9 @@ def robot_id(path):
 
 
 def load(path, **kwargs):
-    """Our model of ``path``, inconsistent-inertia warnings silenced (they are expected)."""
+    """Our model of ``path``, description warnings silenced (real descriptions have them)."""
     with warnings.catch_warnings():
-        warnings.simplefilter('ignore', rbd.InertiaWarning)
+        warnings.simplefilter('ignore', rbd.DescriptionWarning)
         return rbd.Model.from_urdf_file(path, **kwargs)
 
 
@@ -139,6 +139,45 @@ def floating_urdf(path):
     joint = ET.SubElement(robot, 'joint', name=FLOATING_JOINT, type='floating')
     ET.SubElement(joint, 'parent', link=WORLD_LINK)
     ET.SubElement(joint, 'child', link=roots[0])
+    return ET.tostring(robot, encoding='unicode')
+
+
+def has_mimic_joints(path):
+    """True when a moving joint of the description at ``path`` has a ``<mimic>`` tag."""
+    return any(joint.find('mimic') is not None and joint.get('type') != 'fixed'
+               for joint in ET.parse(path).getroot().iter('joint'))
+
+
+def masters_first(path):
+    """The description at ``path`` as URDF text, the joints above each mimic master renamed
+    (``'0'`` prepended) so that the master's branch comes first in depth-first order.
+
+    Pinocchio's native mimic joints need the master before the mimic joint in that order,
+    and urdfdom orders the children of a link by joint name: TALOS and Romeo name some mimic
+    joints before their master's branch. The dynamics do not depend on names; the two models
+    built from this text compare by name as usual.
+    """
+    robot = ET.parse(path).getroot()
+    joints = robot.findall('joint')
+    masters = {mimic.get('joint') for joint in joints for mimic in joint.findall('mimic')}
+    below = {}
+    for joint in joints:
+        below.setdefault(joint.find('parent').get('link'), []).append(joint)
+    holds = {}
+
+    def holds_master(joint):
+        name = joint.get('name')
+        if name not in holds:
+            child = joint.find('child').get('link')
+            holds[name] = name in masters or any(holds_master(j) for j in below.get(child, ()))
+        return holds[name]
+
+    renamed = {joint.get('name'): '0' + joint.get('name') for joint in joints
+               if holds_master(joint)}
+    for joint in joints:
+        joint.set('name', renamed.get(joint.get('name'), joint.get('name')))
+        for mimic in joint.findall('mimic'):
+            mimic.set('joint', renamed.get(mimic.get('joint'), mimic.get('joint')))
     return ET.tostring(robot, encoding='unicode')
 
 
@@ -170,7 +209,7 @@ class PinocchioPair:
         self.extra_links = {WORLD_LINK} if floating else set()
         if floating:
             with warnings.catch_warnings():
-                warnings.simplefilter('ignore', rbd.InertiaWarning)
+                warnings.simplefilter('ignore', rbd.DescriptionWarning)
                 self.model = rbd.Model.from_urdf(floating_urdf(path), gravity=gravity)
             self.pin_model = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer(),
                                                     FLOATING_JOINT, mimic=mimic)

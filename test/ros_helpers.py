@@ -14,15 +14,17 @@ import sys
 import tempfile
 import time
 
+import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import WrenchStamped
+from geometry_msgs.msg import InertiaStamped, WrenchStamped
 from rcl_interfaces.srv import SetParameters
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 NODE = 'rbd_dynamics'
@@ -122,6 +124,12 @@ class Peer:
                               self.commands.append, 50)
         n.create_subscription(DiagnosticArray, '/diagnostics', self.diagnostics.append, 10)
         self.param_client = n.create_client(SetParameters, '%s/set_parameters' % node)
+        self.pub_payload = n.create_publisher(InertiaStamped, '%s/payload' % node, 10)
+        self.pub_trajectory = n.create_publisher(JointTrajectory, '%s/trajectory' % node, 10)
+        self.trajectories = []
+        n.create_subscription(JointTrajectory, '%s/trajectory_with_effort' % node,
+                              self.trajectories.append, 10)
+        self._triggers = {}
 
     def spin(self, seconds):
         end = time.monotonic() + seconds
@@ -172,12 +180,44 @@ class Peer:
         f.x, f.y, f.z, t.x, t.y, t.z = [float(v) for v in values]
         self.pub_wrench[topic].publish(msg)
 
-    def set_parameters(self, **values):
-        """Set parameters on the node: the list of ``SetParametersResult``."""
+    def payload(self, link, mass, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
+        msg = InertiaStamped()
+        msg.header.frame_id = link
+        msg.inertia.m = float(mass)
+        msg.inertia.com.x, msg.inertia.com.y, msg.inertia.com.z = [float(v) for v in com]
+        i = msg.inertia
+        i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz = [float(v) for v in inertia]
+        self.pub_payload.publish(msg)
+
+    def trigger(self, service):
+        """Call the node's ``std_srvs/Trigger`` service ``service`` (relative to the node):
+        ``(success, message)``."""
+        client = self._triggers.get(service)
+        if client is None:
+            client = self._triggers[service] = self.node.create_client(
+                Trigger, '%s/%s' % (self.node_path, service))
+        assert client.wait_for_service(timeout_sec=10.0), service
+        future = client.call_async(Trigger.Request())
+        assert self.wait_for(future.done, 10.0)
+        return future.result().success, future.result().message
+
+    def diagnostic(self, key):
+        """The latest value of ``key`` in the node's diagnostics, or ``None``."""
+        for array in reversed(self.diagnostics):
+            for status in array.status:
+                if status.name.startswith(self.node_path + ':'):
+                    for value in status.values:
+                        if value.key == key:
+                            return value.value
+        return None
+
+    def set_parameters(self, *params, **values):
+        """Set parameters on the node (``rclpy.parameter.Parameter`` objects, for an empty
+        list with its type, and name=value pairs): the list of ``SetParametersResult``."""
         assert self.param_client.wait_for_service(timeout_sec=10.0)
         request = SetParameters.Request()
-        request.parameters = [Parameter(name, value=value).to_parameter_msg()
-                              for name, value in values.items()]
+        params = list(params) + [Parameter(name, value=value) for name, value in values.items()]
+        request.parameters = [param.to_parameter_msg() for param in params]
         future = self.param_client.call_async(request)
         assert self.wait_for(future.done, 10.0)
         return future.result().results
@@ -185,3 +225,47 @@ class Peer:
     def close(self):
         self.executor.remove_node(self.node)
         self.node.destroy_node()
+
+
+def exchange(peer, names, q=(), qd=(), timeout=10.0):
+    """Send one joint state; the (feedforward, gravity, command) answering it, or ``None``.
+
+    Every cycle publishes one message on each output; the command carries no stamp, so it is
+    the last one once as many commands as feedforward messages have arrived.
+    """
+    peer.clear()
+    msg = peer.joint_state(names, q, qd)
+    stamp = (msg.header.stamp.sec, msg.header.stamp.nanosec)
+
+    def match(messages):
+        found = [m for m in messages if (m.header.stamp.sec, m.header.stamp.nanosec) == stamp]
+        return found[-1] if found else None
+
+    def answered():
+        return (match(peer.feedforward) is not None and match(peer.gravity) is not None
+                and len(peer.commands) >= len(peer.feedforward))
+
+    if not peer.wait_for(answered, timeout):
+        return None
+    return match(peer.feedforward), match(peer.gravity), peer.commands[-1]
+
+
+def no_answer(peer, names, q=(), qd=(), wait=0.5):
+    """Send one joint state and check that nothing answers it."""
+    peer.clear()
+    peer.joint_state(names, q, qd)
+    peer.spin(wait)
+    return not peer.feedforward and not peer.gravity and not peer.commands
+
+
+def wait_ready(peer, model, timeout=20.0):
+    """Until the node has a model and answers a complete joint state."""
+    assert peer.wait_matched(timeout)
+    zero = np.zeros(model.nv)
+    return peer.wait_for(
+        lambda: exchange(peer, model.joint_names, zero, zero, timeout=0.5) is not None, timeout)
+
+
+def in_order(model, joints, tau):
+    index = [model.joint_names.index(name) for name in joints]
+    return np.asarray(tau)[index]

@@ -192,3 +192,71 @@ def test_mimic_chain():
         tau = rbd.rnea(free, q, qd, qdd)
         expected = tau[0] + 2 * tau[1] - tau[2]
         assert rbd.rnea(model, [qa], [qda], [qdda])[0] == pytest.approx(expected, rel=1e-12)
+
+
+def one_body(jtype, mass, com, inertia_c, rpy, axis=(1.0, 0.0, 0.0), pitch=0.0,
+             gravity=(0.0, 0.0, -G)):
+    """A single body on one joint of ``jtype`` from a fixed base (joint frame turned by
+    ``rpy``)."""
+    desc = rbd.Description('one_body')
+    desc.add_link('base')
+    desc.add_link('body', mass=mass, com=com, inertia=inertia_c)
+    desc.add_joint('j', jtype, 'base', 'body', xyz=(0.3, -0.1, 0.2), rpy=rpy, axis=axis,
+                   pitch=pitch)
+    return rbd.Model.from_description(desc, gravity=gravity)
+
+
+def rpy_matrix(rpy):
+    """Rz(yaw) Ry(pitch) Rx(roll), written out here."""
+    (cr, cp, cy), (sr, sp, sy) = np.cos(rpy), np.sin(rpy)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
+
+
+INERTIA_C = np.array([[0.3, 0.01, -0.02], [0.01, 0.4, 0.03], [-0.02, 0.03, 0.5]])
+
+
+def test_helical_single_body_lagrange():
+    """A body screwing along the unit axis a (pitch p): its centre of mass moves at
+    theta_d (a x R c + p a), so T = J theta_d^2 / 2 with the constant
+    J = a.Ic a + m |a x c|^2 + m p^2, and V = -m g.(R c + p theta a)."""
+    m, p = 2.5, 0.07
+    c = np.array([0.1, -0.2, 0.15])
+    a = np.array([1.0, 2.0, -0.5])
+    a /= np.linalg.norm(a)
+    rpy = (0.3, -0.6, 1.2)
+    gravity = np.array([1.0, -2.0, -9.0])
+    model = one_body('helical', m, c, INERTIA_C, rpy, axis=a, pitch=p, gravity=gravity)
+    g = rpy_matrix(rpy).T @ gravity  # in the joint frame
+    inertia = a @ INERTIA_C @ a + m * np.cross(a, c) @ np.cross(a, c) + m * p ** 2
+    for theta, theta_d, theta_dd in RNG.uniform(-3, 3, (30, 3)):
+        # Rodrigues: R c
+        rc = (c * np.cos(theta) + np.cross(a, c) * np.sin(theta)
+              + a * (a @ c) * (1 - np.cos(theta)))
+        expected = inertia * theta_dd - m * g @ (np.cross(a, rc) + p * a)
+        assert rbd.rnea(model, [theta], [theta_d], [theta_dd])[0] == pytest.approx(
+            expected, rel=1e-11, abs=1e-11)
+
+
+def test_spherical_single_body_euler():
+    """A body turning about a fixed point: Euler's equations about the pivot, in the body,
+    tau = I_o w_d + w x I_o w - c x m g_body (q: quaternion [x y z w], qd: w in the body)."""
+    m = 1.7
+    c = np.array([0.05, 0.2, -0.3])
+    rpy = (-0.4, 0.2, 0.9)
+    model = one_body('spherical', m, c, INERTIA_C, rpy)
+    i_o = INERTIA_C + m * (c @ c * np.eye(3) - np.outer(c, c))
+    g_joint = rpy_matrix(rpy).T @ np.array([0, 0, -G])
+    for _ in range(30):
+        x, y, z, w = quat = RNG.normal(size=4)
+        n2 = quat @ quat
+        rot = np.eye(3) + 2.0 / n2 * np.array(
+            [[-(y * y + z * z), x * y - z * w, x * z + y * w],
+             [x * y + z * w, -(x * x + z * z), y * z - x * w],
+             [x * z - y * w, y * z + x * w, -(x * x + y * y)]])  # body axes in the joint frame
+        omega, omega_d = RNG.normal(size=(2, 3))
+        expected = (i_o @ omega_d + np.cross(omega, i_o @ omega)
+                    - np.cross(c, m * rot.T @ g_joint))
+        np.testing.assert_allclose(rbd.rnea(model, quat, omega, omega_d), expected, rtol=1e-11,
+                                   atol=1e-11)

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from rbd_dynamics.ros.conversions import (desired_from_array, desired_from_trajectory,
-                                          JointStateMerger, wrap_angle, wrench_to_array)
+                                          JointStateMerger, wrench_to_array)
+from rbd_dynamics.controller import wrap_angle
 
 sensor_msgs = pytest.importorskip('sensor_msgs.msg')
 std_msgs = pytest.importorskip('std_msgs.msg')

@@ -5,11 +5,12 @@ the bundled demo arm, and code-built trees using each joint type of the library 
 spherical, floating and planar included) with mimic joints.
 """
 
-import glob
+import importlib.util
 import os
 import subprocess
 import sys
 import warnings
+import zlib
 
 import numpy as np
 import pytest
@@ -18,27 +19,16 @@ import rbd_dynamics as rbd
 from rbd_dynamics import _fast
 from rbd_dynamics.dynamics import external_forces, rnea_reference
 
+from robots import all_urdfs, BROKEN, robot_id, robots_directory
+
 pytestmark = pytest.mark.skipif(not _fast.AVAILABLE, reason='numba is not installed')
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _erd_urdfs():
-    try:
-        import example_robot_data  # noqa: F401  (only to locate its data)
-    except ImportError:
-        pass
-    paths = []
-    for prefix in sys.path:
-        pattern = os.path.join(prefix, 'cmeel.prefix', 'share', 'example-robot-data', 'robots',
-                               '**', '*.urdf')
-        paths.extend(glob.glob(pattern, recursive=True))
-    return sorted(set(paths))
-
-
 def _load(path):
     with warnings.catch_warnings():
-        warnings.simplefilter('ignore', rbd.InertiaWarning)
+        warnings.simplefilter('ignore', rbd.DescriptionWarning)
         return rbd.Model.from_urdf_file(path)
 
 
@@ -77,8 +67,21 @@ def _code_built():
 
 
 MODELS = {'demo_arm': os.path.join(ROOT, 'urdf', 'demo_arm.urdf')}
-for _path in _erd_urdfs():
-    MODELS[os.path.splitext(os.path.basename(_path))[0]] = _path
+MODELS.update((robot_id(path), path) for path in all_urdfs())
+
+
+def _seed(name):
+    """A seed that does not change between runs (``hash`` of a str does, with PYTHONHASHSEED)."""
+    return zlib.crc32(name.encode())
+
+
+def test_example_robot_data_is_found():
+    """The descriptions below come from example-robot-data: finding none must not pass."""
+    if robots_directory() is None:
+        if importlib.util.find_spec('example_robot_data') is None:
+            pytest.skip('example_robot_data is not installed')
+        pytest.fail('example_robot_data is importable, but no robots directory was found')
+    assert len(MODELS) > 40, sorted(MODELS)
 
 
 def _random_q(model, rng, batch=()):
@@ -130,14 +133,20 @@ def _check(model, rng):
 
 @pytest.mark.parametrize('name', sorted(MODELS))
 def test_compiled_equals_reference_on_urdf(name):
-    try:
-        model = _load(MODELS[name])
-    except rbd.UrdfError as err:
-        pytest.skip('not a usable description: %s' % err)
-    if model.nv == 0:
-        pytest.skip('no moving joint')
+    path = MODELS[name]
+    root = robots_directory()
+    broken = root is not None and os.path.relpath(path, root).replace(os.sep, '/') in BROKEN
+    if broken:  # shipped broken: it must be refused, not loaded
+        with pytest.raises(rbd.UrdfError):
+            _load(path)
+        return
+    model = _load(path)
     assert model.packed is not None
-    _check(model, np.random.default_rng(abs(hash(name)) % 2**32))
+    if model.nv == 0:  # nothing moves: an empty torque, the compiled path still answers
+        assert rbd.rnea(model, [], [], []).shape == (0,)
+        assert rbd.gravity_torques(model, []).shape == (0,)
+        return
+    _check(model, np.random.default_rng(_seed(name)))
 
 
 def test_compiled_equals_reference_on_every_joint_type(code_model):
@@ -349,7 +358,7 @@ def test_compile_later():
     and payload wrenches computed before switch to the compiled path too."""
     path = MODELS['demo_arm']
     with warnings.catch_warnings():
-        warnings.simplefilter('ignore', rbd.InertiaWarning)
+        warnings.simplefilter('ignore', rbd.DescriptionWarning)
         model = rbd.Model.from_urdf_file(path, compiled=False)
     assert model.packed is None
     rng = np.random.default_rng(15)
@@ -365,3 +374,46 @@ def test_compile_later():
     assert model._payload_state[1]['ft_frame'].packed is not None
     for a, b in zip(before, after):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+
+
+def test_large_batches_run_on_threads(code_model, monkeypatch):
+    """A batch of PARALLEL_BATCH states or more goes to the parallel kernel (on two threads
+    here, whatever the machine has) and equals the loop of single calls, with wrenches, for
+    rnea and gravity torques."""
+    model = code_model
+    calls = []
+    parallel = _fast._batch_parallel
+
+    def spy(blobs, *args):
+        calls.append(blobs.shape[0])
+        return parallel(blobs, *args)
+
+    monkeypatch.setattr(_fast, '_batch_parallel', spy)
+    numba = _fast.numba
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.fail('numba has %d thread: run with NUMBA_NUM_THREADS=2 or more (test/conftest.py '
+                    'sets it)' % numba.config.NUMBA_NUM_THREADS)
+    threads = numba.get_num_threads()
+    numba.set_num_threads(2)
+    try:
+        rng = np.random.default_rng(16)
+        batch = _fast.PARALLEL_BATCH + 45  # not a multiple of the number of threads
+        q = _random_q(model, rng, (batch,))
+        qd, qdd = rng.normal(size=(2, batch, model.nv))
+        links = ['l3', 'tip', 'base']  # a moving body, a fixed child, the base
+        f_ext = {link: rng.normal(scale=5.0, size=(batch, 6)) for link in links}
+        tau = rbd.rnea(model, q, qd, qdd, f_ext)
+        tau_g = rbd.gravity_torques(model, q, f_ext)
+    finally:
+        numba.set_num_threads(threads)
+    assert calls == [2, 2]
+    for s in range(batch):
+        single = {link: wrench[s] for link, wrench in f_ext.items()}
+        np.testing.assert_allclose(tau[s], rbd.rnea(model, q[s], qd[s], qdd[s], single),
+                                   rtol=0, atol=1e-12 * max(1.0, np.abs(tau[s]).max()))
+        np.testing.assert_allclose(tau_g[s], rbd.gravity_torques(model, q[s], single),
+                                   rtol=0, atol=1e-12 * max(1.0, np.abs(tau_g[s]).max()))
+    # a batch just below the threshold takes the one-thread kernel
+    rbd.rnea(model, q[:_fast.PARALLEL_BATCH - 1], qd[:_fast.PARALLEL_BATCH - 1],
+             qdd[:_fast.PARALLEL_BATCH - 1])
+    assert calls == [2, 2]

@@ -1,5 +1,6 @@
 """The hostile-description corpus against the library: refused, named, bounded in memory."""
 
+import math
 import signal
 import tracemalloc
 import warnings
@@ -18,6 +19,7 @@ CASES = cases()
 def test_corpus_is_large_enough():
     assert len(CASES) >= 50
     assert len({case for case, _, _ in CASES}) == len(CASES)
+    assert all(word for _, _, word in CASES)  # every case names what its error must say
 
 
 @pytest.fixture
@@ -58,10 +60,37 @@ def test_an_external_dtd_is_never_fetched(hang_guard):
 
 
 def test_a_huge_valid_description_loads(hang_guard):
-    model = rbd.Model.from_urdf(huge_valid(3000))
-    assert model.nv == 2999 and len(model.link_names) == 3000
-    tau = rbd.gravity_torques(model, [0.1] * model.nq)
-    assert tau.shape == (2999,) and all(abs(t) < 1e9 for t in tau)
+    """The 3000-link tree of hostile.huge_valid: link i hangs from link (i - 1) // 2 by a joint
+    0.2 m above it about (i % 2, (i + 1) % 2, 1), its centre of mass 0.1 m above its origin.
+    With only the two joints at the root turned, each holds its branch as one rigid body:
+    tau = -a . (R(a, theta) c) x g, with c the first moment of the branch about the joint."""
+    links = 3000
+    model = rbd.Model.from_urdf(huge_valid(links))
+    assert model.nv == model.nq == links - 1 and len(model.link_names) == links
+    mass = [1.0] + [float('%.3f' % (1.0 + math.sin(i) ** 2)) for i in range(1, links)]
+    depth = [0] * links
+    branch = [0] * links  # the child of l0 each link hangs from
+    for i in range(1, links):
+        parent = (i - 1) // 2
+        depth[i] = depth[parent] + 1
+        branch[i] = i if parent == 0 else branch[parent]
+    g = np.array([0.0, 0.0, -9.81])
+    q = np.zeros(model.nq)
+    angles = {1: 0.7, 2: -1.1}
+    for i, theta in angles.items():
+        q[model.joint_names.index('j%d' % i)] = theta
+    tau = rbd.gravity_torques(model, q)
+    assert tau.shape == (links - 1,) and np.all(np.isfinite(tau))
+    for i, theta in angles.items():
+        axis = np.array([i % 2, (i + 1) % 2, 1.0]) / np.sqrt(2.0)
+        moment = sum(mass[k] * (0.2 * (depth[k] - 1) + 0.1)
+                     for k in range(1, links) if branch[k] == i)
+        c = np.array([0.0, 0.0, moment])
+        turned = (c * np.cos(theta) + np.cross(axis, c) * np.sin(theta)
+                  + axis * (axis @ c) * (1.0 - np.cos(theta)))
+        expected = -axis @ np.cross(turned, g)
+        assert abs(expected) > 100.0
+        assert tau[model.joint_names.index('j%d' % i)] == pytest.approx(expected, rel=1e-9)
 
 
 VALID = valid()

@@ -17,53 +17,10 @@ import rbd_dynamics as rbd  # noqa: E402
 from rbd_dynamics.resources import share_directory  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
-from ros_helpers import NodeProcess, Peer  # noqa: E402
+from ros_helpers import (exchange, in_order, no_answer, NodeProcess, Peer,  # noqa: E402
+                         wait_ready)
 
 TOL = 1e-9
-
-
-def exchange(peer, names, q=(), qd=(), timeout=10.0):
-    """Send one joint state; the (feedforward, gravity, command) answering it, or ``None``.
-
-    Every cycle publishes one message on each output; the command carries no stamp, so it is
-    the last one once as many commands as feedforward messages have arrived.
-    """
-    peer.clear()
-    msg = peer.joint_state(names, q, qd)
-    stamp = (msg.header.stamp.sec, msg.header.stamp.nanosec)
-
-    def match(messages):
-        found = [m for m in messages if (m.header.stamp.sec, m.header.stamp.nanosec) == stamp]
-        return found[-1] if found else None
-
-    def answered():
-        return (match(peer.feedforward) is not None and match(peer.gravity) is not None
-                and len(peer.commands) >= len(peer.feedforward))
-
-    if not peer.wait_for(answered, timeout):
-        return None
-    return match(peer.feedforward), match(peer.gravity), peer.commands[-1]
-
-
-def no_answer(peer, names, q=(), qd=(), wait=0.5):
-    """Send one joint state and check that nothing answers it."""
-    peer.clear()
-    peer.joint_state(names, q, qd)
-    peer.spin(wait)
-    return not peer.feedforward and not peer.gravity and not peer.commands
-
-
-def wait_ready(peer, model, timeout=20.0):
-    """Until the node has a model and answers a complete joint state."""
-    assert peer.wait_matched(timeout)
-    zero = np.zeros(model.nv)
-    return peer.wait_for(
-        lambda: exchange(peer, model.joint_names, zero, zero, timeout=0.5) is not None, timeout)
-
-
-def in_order(model, joints, tau):
-    index = [model.joint_names.index(name) for name in joints]
-    return np.asarray(tau)[index]
 
 
 # ---------------------------------------------------------------------------------------------

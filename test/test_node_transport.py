@@ -20,17 +20,6 @@ from ros_helpers import NodeProcess, Peer  # noqa: E402
 TOL = 1e-9
 
 
-def diagnostic(peer, namespace, key):
-    """The latest value of ``key`` in the node's diagnostics, or ``None``."""
-    for array in reversed(peer.diagnostics):
-        for status in array.status:
-            if status.name.startswith(namespace + '/'):
-                for value in status.values:
-                    if value.key == key:
-                        return value.value
-    return None
-
-
 def stamp_of(msg):
     return msg.header.stamp.sec, msg.header.stamp.nanosec
 
@@ -81,7 +70,7 @@ def test_sensor_data_publishers_and_both_paths(urdf, model, thread):
         assert peer.wait_for(ready, 30.0), node.log()
         # until then the node answers only the newest state of a burst (NumPy path)
         assert peer.wait_for(
-            lambda: diagnostic(peer, namespace, 'compiled path') == 'in use', 20.0), node.log()
+            lambda: peer.diagnostic('compiled path') == 'in use', 20.0), node.log()
         peer.clear()
         stamps = [send(k) for k in range(8)]  # back to back: queued together at the node
         assert peer.wait_for(lambda: len(peer.feedforward) >= 8, 10.0), node.log()
@@ -94,8 +83,8 @@ def test_sensor_data_publishers_and_both_paths(urdf, model, thread):
                 model, q[k], {'ft_frame': wrench}), rtol=0, atol=TOL)
         where = 'a thread of their own' if thread else 'the executor'
         assert peer.wait_for(
-            lambda: diagnostic(peer, namespace, 'joint_states taken on') == where, 5.0)
-        assert diagnostic(peer, namespace, 'callback_failures') == '0'
+            lambda: peer.diagnostic('joint_states taken on') == where, 5.0)
+        assert peer.diagnostic('callback_failures') == '0'
     finally:
         peer.close()
         assert node.stop() == 0, node.log()

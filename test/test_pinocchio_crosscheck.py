@@ -15,8 +15,8 @@ import pytest
 
 import rbd_dynamics as rbd
 
-from robots import (BROKEN, CROSS_CHECK, FLOATING_JOINT, load, PinocchioPair, robot_id,
-                    robots_directory, WORLD_LINK)
+from robots import (all_urdfs, BROKEN, CROSS_CHECK, FLOATING_JOINT, has_mimic_joints, load,
+                    masters_first, PinocchioPair, robot_id, robots_directory, WORLD_LINK)
 
 pin = pytest.importorskip('pinocchio')
 ROOT = robots_directory()
@@ -29,10 +29,10 @@ PANDA = 'panda_description/urdf/panda.urdf'
 PR2 = 'pr2_description/urdf/pr2.urdf'
 TALOS = 'talos_data/robots/talos_full_v2.urdf'
 TIAGO_DUAL = 'tiago_description/robots/tiago_dual.urdf'
-# Pinocchio's native mimic joints need the master joint to come before the mimic joint in
-# depth-first order; TALOS and Romeo declare some mimic joints before their master's branch.
-NATIVE_MIMIC = (PANDA, PR2, 'baxter_description/urdf/baxter.urdf',
-                'tiago_pro_description/robots/tiago_pro.urdf')
+# Every usable description with mimic joints (for Pinocchio's native mimic joints).
+NATIVE_MIMIC = tuple(os.path.relpath(path, ROOT).replace(os.sep, '/') for path in all_urdfs()
+                     if os.path.relpath(path, ROOT).replace(os.sep, '/') not in BROKEN
+                     and has_mimic_joints(path))
 FLOATING = ('solo_description/robots/solo12.urdf', 'anymal_c_simple_description/urdf/anymal.urdf',
             'go2_description/urdf/go2.urdf', TALOS,
             'g1_description/urdf/g1_29dof_with_hand_rev_1_0.urdf')
@@ -171,9 +171,12 @@ PIN_VERSION = tuple(int(part) for part in pin.__version__.split('.')[:2])
                     'give other torques than 4.x and than the mimic-free model (seen with 3.7.0 '
                     'on panda and pr2)')
 @pytest.mark.parametrize('rel', NATIVE_MIMIC, ids=robot_id)
-def test_pinocchio_native_mimic_joints(rel):
-    """Pinocchio's own mimic joints: no folding on our side, the torques compare directly."""
-    pair = PinocchioPair(path_of(rel), pin, mimic=True)
+def test_pinocchio_native_mimic_joints(rel, tmp_path):
+    """Pinocchio's own mimic joints: no folding on our side, the torques compare directly
+    (joints renamed so that Pinocchio meets each master first, see robots.masters_first)."""
+    path = tmp_path / os.path.basename(rel)
+    path.write_text(masters_first(path_of(rel)))
+    pair = PinocchioPair(str(path), pin, mimic=True)
     model = pair.model
     assert model.mimic and pair.pin_model.nv == model.nv
     rng = np.random.default_rng(seed(rel))
@@ -183,6 +186,12 @@ def test_pinocchio_native_mimic_joints(rel):
         f_ext = random_wrenches(rng, model)
         assert_close(rbd.rnea(model, q, qd, qdd, f_ext), pair.rnea(q, qd, qdd, f_ext), 'rnea')
         assert_close(rbd.gravity_torques(model, q), pair.gravity(q), 'gravity')
+
+
+def test_every_description_with_mimic_joints_is_compared():
+    assert {PANDA, PR2, TALOS, 'romeo_description/urdf/romeo.urdf',
+            'baxter_description/urdf/baxter.urdf',
+            'tiago_pro_description/robots/tiago_pro.urdf'} <= set(NATIVE_MIMIC)
 
 
 @pytest.mark.parametrize('rel', (PANDA, 'kinova_description/robots/kinova.urdf', PR2,

@@ -1,6 +1,13 @@
-"""Properties every correct inverse dynamics has, on the demo arm and real descriptions."""
+"""Properties every correct inverse dynamics has, on the demo arm and real descriptions.
+
+Where a property alone would hold for a wrong answer too (gravity equals RNEA at rest, torques
+linear in the wrenches and in the acceleration), the value is also compared with Pinocchio
+(``computeGeneralizedGravity``, ``computeFrameJacobian``, ``crba``): an independent library.
+"""
 
 import os
+import warnings
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
@@ -10,28 +17,51 @@ import rbd_dynamics as rbd
 from rbd_dynamics.resources import demo_urdf_path
 from rbd_dynamics.spatial import rpy_to_matrix
 
-from robots import load, robots_directory
+from robots import FLOATING_JOINT, floating_urdf, load, PinocchioPair, robots_directory
+from urdf_builders import inertial, joint, link, robot
 
 REAL = ('panda_description/urdf/panda.urdf', 'pr2_description/urdf/pr2.urdf',
         'talos_data/robots/talos_full_v2.urdf', 'allegro_hand_description/urdf/'
         'allegro_right_hand.urdf')
 
 
-def models():
-    out = {'demo_arm': rbd.Model.from_urdf_file(demo_urdf_path())}
+def paths():
+    out = {'demo_arm': demo_urdf_path()}
     root = robots_directory()
     if root is not None:
         for rel in REAL:
-            out[os.path.basename(rel)] = load(os.path.join(root, rel))
+            out[os.path.basename(rel)] = os.path.join(root, rel)
     return out
 
 
-MODELS = models()
+PATHS = paths()
+MODELS = {name: load(path) for name, path in PATHS.items()}
+_PAIRS = {}
 
 
 @pytest.fixture(params=sorted(MODELS))
-def model(request):
-    return MODELS[request.param]
+def name(request):
+    return request.param
+
+
+@pytest.fixture
+def model(name):
+    return MODELS[name]
+
+
+@pytest.fixture
+def pair(name):
+    """Pinocchio's model of the same description, mapped to ours (built once per robot)."""
+    pin = pytest.importorskip('pinocchio')
+    if name not in _PAIRS:
+        _PAIRS[name] = PinocchioPair(PATHS[name], pin)
+    return _PAIRS[name]
+
+
+def velocity_map(pair, q):
+    """``(pin nv, nv)``: Pinocchio's velocity for each of ours (mimic joints follow)."""
+    zero = np.zeros(pair.model.nv)
+    return np.array([pair.pin_state(q, e, zero)[1] for e in np.eye(pair.model.nv)]).T
 
 
 def state(model, rng, batch=()):
@@ -50,16 +80,24 @@ def mass_matrix(model, q):
     return np.array([rbd.rnea(model, q, zero, e) - g for e in np.eye(model.nv)]).T
 
 
-def test_gravity_is_rnea_at_rest(model):
+def test_gravity_is_rnea_at_rest(model, pair):
     rng = np.random.default_rng(1)
+    zero = np.zeros(model.nv)
     for _ in range(5):
         q, _, _ = state(model, rng)
-        zero = np.zeros(model.nv)
         f_ext = wrenches(model, rng)
-        np.testing.assert_allclose(rbd.gravity_torques(model, q), rbd.rnea(model, q, zero, zero),
-                                   rtol=0, atol=1e-12)
-        np.testing.assert_allclose(rbd.gravity_torques(model, q, f_ext),
-                                   rbd.rnea(model, q, zero, zero, f_ext), rtol=0, atol=1e-12)
+        tau_g = rbd.gravity_torques(model, q)
+        tau_g_ext = rbd.gravity_torques(model, q, f_ext)
+        np.testing.assert_allclose(tau_g, rbd.rnea(model, q, zero, zero), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(tau_g_ext, rbd.rnea(model, q, zero, zero, f_ext), rtol=0,
+                                   atol=1e-12)
+        # and the value: Pinocchio's
+        expected = pair.gravity(q)
+        np.testing.assert_allclose(tau_g, expected, rtol=0,
+                                   atol=1e-10 * max(1.0, np.abs(expected).max()))
+        expected = pair.rnea(q, zero, zero, f_ext)
+        np.testing.assert_allclose(tau_g_ext, expected, rtol=0,
+                                   atol=1e-10 * max(1.0, np.abs(expected).max()))
 
 
 @settings(max_examples=60, deadline=None)
@@ -93,34 +131,48 @@ def test_batch_equals_loop(model):
 
 
 def test_wrench_on_fixed_child_equals_transformed_wrench_on_parent():
-    """tool_center_point hangs off gripper_base by a fixed joint: move the wrench across it."""
-    model = MODELS['demo_arm']
-    with open(demo_urdf_path()) as stream:
-        joint = rbd.parse_urdf(stream.read()).joints['tcp_joint']
-    assert joint.parent == 'gripper_base' and joint.child == 'tool_center_point'
-    rot = rpy_to_matrix(joint.rpy)
-    p = np.asarray(joint.xyz, dtype=float)
+    """A tool on a fixed joint turned and shifted from its link: a wrench on the tool equals
+    the same wrench moved across the joint onto the link."""
+    rpy, xyz = (0.4, -1.1, 2.3), (0.12, -0.05, 0.31)
+    text = robot('arm', link('base'),
+                 joint('j1', 'revolute', 'base', 'upper', axis=(0, 1, 0)),
+                 link('upper', inertial(1.2, (0.1, 0.02, 0.3), 0.02, 0.03, 0.01)),
+                 joint('j2', 'revolute', 'upper', 'fore', xyz=(0, 0, 0.5), axis=(1, 0, 1)),
+                 link('fore', inertial(0.8, (0.0, 0.1, 0.2), 0.01, 0.02, 0.01)),
+                 joint('tool_joint', 'fixed', 'fore', 'tool', xyz=xyz, rpy=rpy),
+                 link('tool', inertial(0.3, (0.01, 0.0, 0.05), 0.001, 0.001, 0.001)))
+    model = rbd.Model.from_urdf(text)
+    rot = rpy_to_matrix(rpy)  # tool axes in fore's
+    p = np.asarray(xyz)
     rng = np.random.default_rng(3)
     for _ in range(10):
         q, qd, qdd = state(model, rng)
         f, n = rng.normal(size=3), rng.normal(size=3)
-        parent = np.concatenate([rot @ f, rot @ n + np.cross(p, rot @ f)])
-        np.testing.assert_allclose(
-            rbd.rnea(model, q, qd, qdd, {'tool_center_point': np.concatenate([f, n])}),
-            rbd.rnea(model, q, qd, qdd, {'gripper_base': parent}), rtol=0, atol=1e-12)
+        on_fore = np.concatenate([rot @ f, rot @ n + np.cross(p, rot @ f)])
+        with_tool = rbd.rnea(model, q, qd, qdd, {'tool': np.concatenate([f, n])})
+        np.testing.assert_allclose(with_tool, rbd.rnea(model, q, qd, qdd, {'fore': on_fore}),
+                                   rtol=0, atol=1e-12)
+        # the rotation matters: the unturned wrench gives other torques
+        unturned = np.concatenate([f, n + np.cross(p, f)])
+        assert np.abs(with_tool - rbd.rnea(model, q, qd, qdd, {'fore': unturned})).max() > 1e-3
 
 
-def test_wrench_linearity(model):
+def test_wrench_maps_through_the_link_jacobian(model, pair):
+    """tau(f_ext) - tau(0) = -sum J_link^T w_link, with each link's Jacobian (velocity of its
+    origin and angular velocity, in its frame) from Pinocchio."""
+    pin = pair.pin
     rng = np.random.default_rng(4)
     q, qd, qdd = state(model, rng)
-    base = rbd.rnea(model, q, qd, qdd)
-    f1, f2 = wrenches(model, rng), wrenches(model, rng)
-    both = dict(f1)
-    for link, w in f2.items():
-        both[link] = both[link] + w if link in both else w
-    np.testing.assert_allclose(rbd.rnea(model, q, qd, qdd, both) - base,
-                               (rbd.rnea(model, q, qd, qdd, f1) - base)
-                               + (rbd.rnea(model, q, qd, qdd, f2) - base), rtol=0, atol=1e-9)
+    f_ext = wrenches(model, rng)
+    pq, _, _ = pair.pin_state(q, qd, qdd)
+    to_pin = velocity_map(pair, q)
+    expected = rbd.rnea(model, q, qd, qdd)
+    for link_name, wrench in f_ext.items():
+        frame = pair.pin_model.getFrameId(link_name, pin.BODY)
+        jacobian = pin.computeFrameJacobian(pair.pin_model, pair.pin_data, pq, frame, pin.LOCAL)
+        expected = expected - (jacobian @ to_pin).T @ wrench
+    got = rbd.rnea(model, q, qd, qdd, f_ext)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-10 * max(1.0, np.abs(got).max()))
 
 
 def test_mass_matrix_symmetric_positive_definite(model):
@@ -132,12 +184,18 @@ def test_mass_matrix_symmetric_positive_definite(model):
         assert np.linalg.eigvalsh(mass).min() > 0
 
 
-def test_rnea_linear_in_acceleration(model):
+def test_rnea_linear_in_acceleration(model, pair):
+    """tau = bias + M qdd, with M from Pinocchio's composite-rigid-body algorithm."""
     rng = np.random.default_rng(6)
     q, qd, qdd = state(model, rng)
+    pq, _, _ = pair.pin_state(q, qd, qdd)
+    upper = pair.pin.crba(pair.pin_model, pair.pin_data, pq)
+    to_pin = velocity_map(pair, q)
+    mass = to_pin.T @ (np.triu(upper) + np.triu(upper, 1).T) @ to_pin
+    np.testing.assert_allclose(mass_matrix(model, q), mass, rtol=0,
+                               atol=1e-10 * np.abs(mass).max())
     bias = rbd.rnea(model, q, qd, np.zeros(model.nv))
-    np.testing.assert_allclose(rbd.rnea(model, q, qd, qdd), bias + mass_matrix(model, q) @ qdd,
-                               rtol=0, atol=1e-9)
+    np.testing.assert_allclose(rbd.rnea(model, q, qd, qdd), bias + mass @ qdd, rtol=0, atol=1e-9)
 
 
 def test_power_balance():
@@ -166,3 +224,66 @@ def test_power_balance():
     wrong = qd @ (rbd.rnea(model, q, qd, 1.1 * qdd) - rbd.gravity_torques(model, q))
     right = (kinetic(1.0 + h) - kinetic(1.0 - h)) / (2 * h)
     assert abs(wrong - right) > 1e-3 * abs(right)
+
+
+def floating_at(path, link_name):
+    """The description with the joint above ``link_name`` (a new one from a ``world`` link for
+    the root) made ``floating``; returns the URDF text and that joint's name."""
+    tree = ET.parse(path).getroot()
+    for element in tree.findall('joint'):
+        if element.find('child').get('link') == link_name:
+            element.set('type', 'floating')
+            return ET.tostring(tree, encoding='unicode'), element.get('name')
+    return floating_urdf(path), FLOATING_JOINT
+
+
+def coordinates(model):
+    """joint name -> (slice of q, slice of qd)."""
+    out = {}
+    q0 = v0 = 0
+    for joint_name, nq, nv in zip(model.joint_names, model.joint_nq, model.joint_nv):
+        out[joint_name] = slice(q0, q0 + nq), slice(v0, v0 + nv)
+        q0, v0 = q0 + nq, v0 + nv
+    return out
+
+
+@pytest.mark.parametrize('rel, link_name', [
+    ('demo_arm', 'base_link'),  # the root: everything
+    ('ur_description/urdf/ur5_robot.urdf', 'base_link'),  # fixed to the root, the arm beyond
+    ('pr2_description/urdf/pr2.urdf', 'base_link'),
+    ('pr2_description/urdf/pr2.urdf', 'fl_caster_rotation_link'),
+])
+def test_payload_wrench_on_a_link_of_the_base(rel, link_name):
+    """payload_wrench at a link fixed to the base against the torque of a floating joint put
+    above that link in another model: the wrench that joint transmits (force first, in the
+    link frame) is what carries everything beyond it, computed by a differently built tree."""
+    if rel == 'demo_arm':
+        path = demo_urdf_path()
+    else:
+        if robots_directory() is None:
+            pytest.skip('example_robot_data is not installed')
+        path = os.path.join(robots_directory(), rel)
+    model = load(path)
+    assert model.link_body[link_name] < 0
+    text, floating = floating_at(path, link_name)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', rbd.InertiaWarning)
+        carried = rbd.Model.from_urdf(text)
+    ours, theirs = coordinates(model), coordinates(carried)
+    rng = np.random.default_rng(8)
+    for _ in range(3):
+        q, qd, qdd = state(model, rng)
+        q2 = np.zeros(carried.nq)
+        qd2, qdd2 = np.zeros((2, carried.nv))
+        q2[theirs[floating][0].stop - 1] = 1.0  # identity quaternion: the link where it was
+        for joint_name, (iq, iv) in ours.items():
+            q2[theirs[joint_name][0]] = q[iq]
+            qd2[theirs[joint_name][1]], qdd2[theirs[joint_name][1]] = qd[iv], qdd[iv]
+        expected = rbd.rnea(carried, q2, qd2, qdd2)[theirs[floating][1]]
+        got = rbd.payload_wrench(model, link_name, q, qd, qdd)
+        np.testing.assert_allclose(got, expected, rtol=0,
+                                   atol=1e-10 * max(1.0, np.abs(expected).max()))
+        expected = rbd.gravity_torques(carried, q2)[theirs[floating][1]]
+        assert np.linalg.norm(expected[:3]) > 0.1  # there is a weight to carry
+        np.testing.assert_allclose(rbd.payload_wrench(model, link_name, q), expected, rtol=0,
+                                   atol=1e-10 * max(1.0, np.abs(expected).max()))

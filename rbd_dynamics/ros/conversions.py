@@ -6,7 +6,6 @@ are tested without a ROS graph. Every function either returns finite arrays or r
 """
 
 import array
-import math
 
 import numpy as np
 
@@ -39,10 +38,9 @@ class JointStateMerger:
     independent joints of the model (other robots' joints, mimic joints) are ignored.
     """
 
-    def __init__(self, joint_names, continuous=()):
+    def __init__(self, joint_names):
         """Args:
             joint_names: the model's independent 1-DoF joints, in ``q`` order.
-            continuous: names of the joints whose position is an angle without limits.
         """
         self.joint_names = tuple(joint_names)
         self.index = {name: i for i, name in enumerate(self.joint_names)}
@@ -50,8 +48,6 @@ class JointStateMerger:
         self.position = np.zeros(n)
         self.velocity = np.zeros(n)
         self.has_position = np.zeros(n, dtype=bool)
-        self.continuous = np.array([name in set(continuous) for name in self.joint_names],
-                                   dtype=bool)
         self.missing_count = n
         self._last_names = None
         self._last_map = None
@@ -138,11 +134,6 @@ class JointStateMerger:
     def missing(self):
         """Names of the model joints that never had a position."""
         return [name for name, ok in zip(self.joint_names, self.has_position) if not ok]
-
-
-def wrap_angle(values):
-    """Angles wrapped to ``[-pi, pi)``."""
-    return (values + math.pi) % (2.0 * math.pi) - math.pi
 
 
 class Desired:
@@ -237,6 +228,49 @@ def desired_from_array(msg, rows, n):
     out.qdd[rows] = values
     out.mask[rows] = True
     return out
+
+
+def trajectory_to_arrays(msg, index):
+    """A planned ``trajectory_msgs/JointTrajectory`` as arrays in the message's joint order.
+
+    Args:
+        msg: the message; every point needs positions, velocities and accelerations for each
+            of its joints.
+        index: independent joint name -> model index.
+
+    Returns:
+        ``(rows, positions, velocities, accelerations)``: ``(k,)`` model index of each message
+        joint and three ``(points, k)`` arrays.
+
+    Raises:
+        ValueError: no joints or points, unknown or duplicate joints, missing or non-finite
+            values, or lengths that disagree with ``joint_names`` (the message names the point).
+    """
+    names = list(msg.joint_names)
+    if not names:
+        raise ValueError('trajectory has no joint_names')
+    if not len(msg.points):
+        raise ValueError('trajectory has no points')
+    unknown = [name for name in names if name not in index]
+    if unknown:
+        raise ValueError('trajectory names joints that are not independent joints of the '
+                         'model: %s' % ', '.join(unknown))
+    if len(set(names)) != len(names):
+        raise ValueError('trajectory lists a joint more than once')
+    rows = np.array([index[name] for name in names], dtype=np.intp)
+    fields = ('positions', 'velocities', 'accelerations')
+    out = [np.empty((len(msg.points), len(names))) for _ in fields]
+    for k, point in enumerate(msg.points):
+        for field, values_of in zip(fields, out):
+            values = _floats(getattr(point, field), field)
+            if len(values) != len(names):
+                raise ValueError('trajectory point %d has %d %s for %d joints (positions, '
+                                 'velocities and accelerations are required)'
+                                 % (k, len(values), field, len(names)))
+            if not np.isfinite(values).all():
+                raise ValueError('trajectory point %d: %s are not finite' % (k, field))
+            values_of[k] = values
+    return (rows,) + tuple(out)
 
 
 def wrench_to_array(msg, convention):

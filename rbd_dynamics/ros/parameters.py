@@ -1,0 +1,192 @@
+"""Every parameter of the node, declared once: type, default, description, range and check.
+
+:data:`PARAMETERS` (and :func:`sensor_parameters` for each force/torque sensor) is the one table
+the node declares its parameters from and checks every change against; :func:`check` is the
+only per-value validation. Checks that relate several parameters (a gain list against the
+number of joints) belong to :class:`rbd_dynamics.controller.Setup`, which the node builds for
+every change.
+"""
+
+import math
+
+from rclpy.parameter import Parameter
+
+import rbd_dynamics as rbd
+from rbd_dynamics.controller import COMMAND_OUTPUTS, DRIVE_VELOCITIES
+from .conversions import CONVENTIONS
+
+DESCRIPTION_UPDATES = ('accept', 'lock')
+MAX_TIMEOUT = 3600.0  # s
+
+# What a change of a parameter affects (the node acts on these).
+MODEL = 'model'  # the model is rebuilt
+SETUP = 'setup'  # the joint setup is rebuilt (joints, gains, drive, limits, outputs)
+PAYLOAD = 'payload'  # the configured payload is applied again
+SENSOR = 'sensor'  # a force/torque sensor's settings
+FIXED = 'fixed'  # read-only
+NONE = 'none'  # read when needed
+
+
+class Spec:
+    """One parameter: how it is declared and checked.
+
+    Attributes:
+        name, default, description: as declared.
+        ptype: ``rclpy.parameter.Parameter.Type``.
+        effect: what a change affects (:data:`MODEL`, :data:`SETUP`, ...).
+        check: ``value -> reason`` ('' when acceptable).
+        constraints: the descriptor's ``additional_constraints`` text.
+        float_range, int_range: ``(from, to)`` for the descriptor, or ``None``.
+    """
+
+    def __init__(self, name, default, ptype, description, effect, check=None, constraints='',
+                 float_range=None, int_range=None):
+        self.name = name
+        self.default = default
+        self.ptype = ptype
+        self.description = description
+        self.effect = effect
+        self.check = check or (lambda value: '')
+        self.constraints = constraints
+        self.float_range = float_range
+        self.int_range = int_range
+
+    @property
+    def read_only(self):
+        return self.effect == FIXED
+
+
+def _one_of(choices):
+    def check(value):
+        if value not in choices:
+            return 'unknown value %r (use %s)' % (value, ' or '.join(choices))
+        return ''
+    return check
+
+
+def _finite(count=None, minimum=None, strict=False):
+    """A check of a number (``count`` None) or of a list of ``count`` numbers (0: any)."""
+    def check(value):
+        values = [value] if count is None else list(value)
+        if count and len(values) != count:
+            return 'must be %d numbers, got %d' % (count, len(values))
+        for v in values:
+            if not math.isfinite(v):
+                return 'must be finite, got %r' % (value,)
+            if minimum is not None and (v <= minimum if strict else v < minimum):
+                return 'must be %s %g, got %r' % ('>' if strict else '>=', minimum, value)
+        return ''
+    return check
+
+
+def _no_duplicates(value):
+    return 'lists a joint more than once' if len(set(value)) != len(value) else ''
+
+
+def _timeout(value):
+    if not (math.isfinite(value) and 0.0 <= value <= MAX_TIMEOUT):
+        return 'must be in [0, %g] s, got %r' % (MAX_TIMEOUT, value)
+    return ''
+
+
+def _inertia(value):
+    reason = _finite(6)(value)
+    if not reason and min(value[0], value[3], value[5]) < 0.0:
+        reason = 'moments ixx, iyy, izz must be >= 0, got %r' % (list(value),)
+    return reason
+
+
+T = Parameter.Type
+NON_NEGATIVE_LIST = 'len(joints) finite numbers >= 0, or empty'
+
+#: The node's parameters (sensor parameters: :func:`sensor_parameters`).
+PARAMETERS = (
+    Spec('robot_description', '', T.STRING, 'URDF text of the robot; empty: subscribe to the '
+         'robot_description topic (latched, as robot_state_publisher publishes it)', MODEL),
+    Spec('description_updates', 'accept', T.STRING, 'accept: a new description replaces the '
+         'model (with a warning naming what changed); lock: the first model stays, later '
+         'descriptions are refused', NONE, _one_of(DESCRIPTION_UPDATES),
+         ' or '.join(DESCRIPTION_UPDATES)),
+    Spec('max_description_bytes', rbd.MAX_DESCRIPTION_BYTES, T.INTEGER, 'larger robot '
+         'descriptions are refused [bytes]', MODEL, _finite(minimum=1024),
+         int_range=(1024, 2 ** 31 - 1)),
+    Spec('root_link', '', T.STRING, 'root link of the model (a sub-tree of the URDF); empty: '
+         'the URDF root', MODEL),
+    Spec('gravity', [0.0, 0.0, -9.81], T.DOUBLE_ARRAY, 'gravity acceleration in the root link '
+         'frame [m/s^2]', MODEL, _finite(3), '3 finite numbers'),
+    Spec('joints', [], T.STRING_ARRAY, 'output order of the torques and of '
+         'desired_accelerations; empty: every independent joint in model order', SETUP,
+         _no_duplicates),
+    Spec('command_output', 'feedforward', T.STRING, 'torque published on ~/effort_commands',
+         SETUP, _one_of(COMMAND_OUTPUTS), ' or '.join(COMMAND_OUTPUTS)),
+    Spec('kp', [], T.DOUBLE_ARRAY, 'position gains in joints order [1/s^2]; empty: zero', SETUP,
+         _finite(0, 0.0), NON_NEGATIVE_LIST),
+    Spec('kd', [], T.DOUBLE_ARRAY, 'velocity gains in joints order [1/s]; empty: zero', SETUP,
+         _finite(0, 0.0), NON_NEGATIVE_LIST),
+    Spec('desired_timeout', 0.1, T.DOUBLE, 'desired input older than this counts as zero '
+         'acceleration without PD terms [s]; 0: never expires', SETUP, _timeout,
+         float_range=(0.0, MAX_TIMEOUT)),
+    Spec('drive.compensate', False, T.BOOL, 'add the drive torques (armature, viscous and '
+         'Coulomb friction) to ~/feedforward', SETUP),
+    Spec('drive.viscous', [], T.DOUBLE_ARRAY, 'viscous friction per joint in joints order '
+         '[N m s/rad or N s/m]; empty: the URDF <dynamics damping>', SETUP, _finite(0, 0.0),
+         NON_NEGATIVE_LIST),
+    Spec('drive.coulomb', [], T.DOUBLE_ARRAY, 'Coulomb friction per joint in joints order '
+         '[N m or N]; empty: the URDF <dynamics friction>', SETUP, _finite(0, 0.0),
+         NON_NEGATIVE_LIST),
+    Spec('drive.coulomb_velocity', 0.01, T.DOUBLE, 'width of the smooth sign of Coulomb '
+         'friction, tanh(qd / coulomb_velocity) [rad/s or m/s]', SETUP,
+         _finite(minimum=0.0, strict=True), '> 0'),
+    Spec('drive.armature', [], T.DOUBLE_ARRAY, 'rotor inertia reflected through the gear per '
+         'joint in joints order [kg m^2 or kg]; empty: zero', SETUP, _finite(0, 0.0),
+         NON_NEGATIVE_LIST),
+    Spec('drive.velocity', 'measured', T.STRING, 'velocity of the friction terms: measured, '
+         'or desired (the desired velocity while a fresh one exists)', SETUP,
+         _one_of(DRIVE_VELOCITIES), ' or '.join(DRIVE_VELOCITIES)),
+    Spec('limits.clamp', False, T.BOOL, 'clamp ~/effort_commands to the effort limits '
+         '(~/feedforward and ~/gravity_compensation are never clamped)', SETUP),
+    Spec('limits.effort', [], T.DOUBLE_ARRAY, 'effort limit per joint in joints order '
+         '[N m or N]; empty: the URDF <limit effort>; 0: unlimited', SETUP, _finite(0, 0.0),
+         NON_NEGATIVE_LIST),
+    Spec('limits.effort_rate', 0.0, T.DOUBLE, 'largest change of each command per second '
+         '[N m/s]; 0: none', SETUP, _finite(minimum=0.0), '>= 0'),
+    Spec('payload.link', '', T.STRING, 'link holding the configured payload; empty: none',
+         PAYLOAD),
+    Spec('payload.mass', 0.0, T.DOUBLE, 'payload mass [kg]', PAYLOAD, _finite(minimum=0.0),
+         '>= 0'),
+    Spec('payload.com', [0.0, 0.0, 0.0], T.DOUBLE_ARRAY, 'payload centre of mass in the '
+         'link frame [m]', PAYLOAD, _finite(3), '3 finite numbers'),
+    Spec('payload.inertia', [0.0] * 6, T.DOUBLE_ARRAY, 'payload inertia about its centre of '
+         'mass in the link axes: ixx, ixy, ixz, iyy, iyz, izz [kg m^2]', PAYLOAD, _inertia,
+         '6 finite numbers, moments >= 0'),
+    Spec('joint_states_thread', True, T.BOOL, 'take joint_states on a thread of its own (the '
+         'executor of rclpy costs more per message than the dynamics); false: in the executor '
+         'with every other callback', FIXED),
+    Spec('wrench_sensors', [], T.STRING_ARRAY, 'names of the force/torque sensors; each has '
+         'wrench.<name>.topic, .frame, .convention, .timeout, .compensate_payload', FIXED),
+)
+
+
+def sensor_parameters(name):
+    """The parameters of force/torque sensor ``name`` (``wrench.<name>.*``)."""
+    prefix = 'wrench.%s.' % name
+    return (
+        Spec(prefix + 'topic', name + '/wrench', T.STRING, 'geometry_msgs/WrenchStamped topic '
+             'of sensor %s' % name, FIXED),
+        Spec(prefix + 'frame', '', T.STRING, 'link the wrench acts on, in whose frame it is '
+             'expressed; empty: the message header.frame_id', SENSOR),
+        Spec(prefix + 'convention', CONVENTIONS[0], T.STRING, 'applied_on_robot: the wrench '
+             'the environment applies on the link; exerted_by_robot: the opposite', SENSOR,
+             _one_of(CONVENTIONS), ' or '.join(CONVENTIONS)),
+        Spec(prefix + 'timeout', 0.1, T.DOUBLE, 'older readings are dropped [s]; 0: never',
+             SENSOR, _timeout, float_range=(0.0, MAX_TIMEOUT)),
+        Spec(prefix + 'compensate_payload', False, T.BOOL, 'add the modelled wrench of the '
+             'links at and beyond the frame (the sensor measures their weight and inertia '
+             'too)', SENSOR),
+    )
+
+
+def check(spec, value):
+    """Why ``value`` is not acceptable for ``spec`` on its own, or ``''``."""
+    reason = spec.check(value)
+    return '%s %s' % (spec.name, reason) if reason else ''
