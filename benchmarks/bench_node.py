@@ -8,7 +8,9 @@
 
 latency: joint_states at 1 kHz from this process; the time until ``~/feedforward`` comes back
 from the rbd_dynamics node (its own process, the bundled demo arm, a wrist wrench and desired
-input at 100 Hz, the wrench compensated for the modelled gripper) against a bare rclpy relay
+input at 100 Hz, the wrench compensated for the modelled gripper and tared, with PD gains, drive
+compensation, clamped effort limits with a rate limit and a payload: see ``node_parameters``)
+against a bare rclpy relay
 (its own process, republishing each joint state) in alternating blocks. Reports p50/p90/p99/max,
 dropped outputs, and the ticks this process skipped when it was itself stalled (a late tick is
 skipped, as a driver's control loop does, not sent in a burst).
@@ -50,6 +52,7 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
+from std_srvs.srv import Trigger  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 import rbd_dynamics as rbd  # noqa: E402
@@ -231,6 +234,31 @@ def summarize(result, skip=0.5):
     return out
 
 
+def node_parameters(urdf):
+    """The node as on a real arm: a compensated and tared wrist sensor, desired input, the
+    drive, clamped effort limits with a rate limit, and a payload in the hand."""
+    return {'robot_description': urdf, 'wrench_sensors': ['wrist'],
+            'wrench.wrist.topic': '/bench/wrench', 'wrench.wrist.compensate_payload': True,
+            'desired_timeout': 0.5, 'kp': [100.0] * 8, 'kd': [20.0] * 8,
+            'drive.compensate': True, 'drive.coulomb': [0.5] * 8, 'drive.armature': [0.1] * 8,
+            'limits.clamp': True, 'limits.effort_rate': 10000.0,
+            'payload.link': 'ft_frame', 'payload.mass': 1.0, 'payload.com': [0.0, 0.0, 0.05],
+            'payload.inertia': [0.001, 0.0, 0.0, 0.001, 0.0, 0.001]}
+
+
+def tare(driver, timeout=10.0):
+    """Tare the node's wrist sensor (the benchmark then runs with a bias removed)."""
+    client = driver.node.create_client(Trigger, 'rbd_dynamics/wrist/tare')
+    assert client.wait_for_service(timeout_sec=timeout), 'no tare service'
+    driver.run(0.2, rate=100.0, late=0.0)  # a fresh reading and joint state
+    future = client.call_async(Trigger.Request())
+    end = time.monotonic() + timeout
+    while not future.done() and time.monotonic() < end:
+        time.sleep(0.01)
+    assert future.done() and future.result().success, future.result()
+    print('  %s' % future.result().message, flush=True)
+
+
 def wait_first(driver, timeout=30.0):
     """Publish slowly until the process under test answers once."""
     end = time.monotonic() + timeout
@@ -246,15 +274,14 @@ def latency(args, report):
     with open(demo_urdf_path()) as stream:
         urdf = stream.read()
     relay = start([sys.executable, os.path.abspath(__file__), 'relay'], '/bench_relay')
-    params = {'robot_description': urdf, 'wrench_sensors': ['wrist'],
-              'wrench.wrist.topic': '/bench/wrench', 'wrench.wrist.compensate_payload': True,
-              'desired_timeout': 0.5}
+    params = node_parameters(urdf)
     node = start(node_command(), '/bench_node', params)
     relay_driver = Driver('/bench_relay', 'bench_relay/out', model)
     node_driver = Driver('/bench_node', 'rbd_dynamics/feedforward', model, extras=True)
     try:
         assert wait_first(relay_driver), 'the relay does not answer'
         assert wait_first(node_driver), 'the node does not answer'
+        tare(node_driver)
         merged = {'relay': {}, 'node': {}}
         skipped = {'relay': 0, 'node': 0}
         for block in range(args.blocks):
@@ -377,14 +404,13 @@ def soak(args, report):
     model = rbd.Model.from_urdf_file(demo_urdf_path())
     with open(demo_urdf_path()) as stream:
         urdf = stream.read()
-    params = {'robot_description': urdf, 'wrench_sensors': ['wrist'],
-              'wrench.wrist.topic': '/bench/wrench', 'wrench.wrist.compensate_payload': True,
-              'desired_timeout': 0.5}
+    params = node_parameters(urdf)
     node = start(node_command(), '/bench_soak', params)
     driver = Driver('/bench_soak', 'rbd_dynamics/feedforward', model, extras=True)
     minutes = []
     try:
         assert wait_first(driver), 'the node does not answer'
+        tare(driver)
         for minute in range(int(args.minutes)):
             driver.received.clear()
             summary = summarize(driver.run(60.0), skip=0.0)

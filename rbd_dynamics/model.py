@@ -417,9 +417,13 @@ class Model:
 
         # The drive of a mimic joint moves with its master: its damping torque d k qd_master
         # folds into the master as k^2 d, its Coulomb friction f sign(k qd) as |k| f.
-        self.effort_limits = np.array([desc.joints[n].effort for n in self.joint_names])
-        self.damping = np.array([desc.joints[n].damping for n in self.joint_names])
-        self.friction = np.array([desc.joints[n].friction for n in self.joint_names])
+        # (a multi-DoF joint's value holds for each of its velocity coordinates)
+        for attr, name in (('effort', 'effort_limits'), ('damping', 'damping'),
+                           ('friction', 'friction')):
+            values = np.empty(self.nv)
+            for joint, nv in zip(self.joint_names, self.joint_nv):
+                values[v_index[joint]:v_index[joint] + nv] = getattr(desc.joints[joint], attr)
+            setattr(self, name, values)
         for name, (master, k, _) in mimic.items():
             i = v_index[master]
             self.damping[i] += k * k * desc.joints[name].damping

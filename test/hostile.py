@@ -49,7 +49,7 @@ def cases():
     add = out.append
     # not XML, or not a robot
     add(('empty', '', 'empty'))
-    add(('bom_only', '\ufeff', 'no element found'))
+    add(('bom_only', '\ufeff', 'empty'))
     add(('comment_only', '<!-- robot -->', 'no element found'))
     add(('whitespace', '   \n ', 'empty'))
     add(('not_xml', 'this is not xml', 'syntax error'))

@@ -242,3 +242,16 @@ def test_no_torn_reads_while_the_payload_changes():
         worker.join()
     assert not mixed, mixed[:3]
     assert min(counts) > 0, counts  # both payloads were seen by the computing thread
+
+
+def test_limits_of_a_floating_base_have_one_entry_per_velocity():
+    text = robot('float', link('world'), link('body', inertial(1.0, ixx=0.1, iyy=0.1, izz=0.1)),
+                 link('arm', inertial(1.0, ixx=0.1, iyy=0.1, izz=0.1)),
+                 joint('base', 'floating', 'world', 'body'),
+                 joint('j', 'revolute', 'body', 'arm').replace(
+                     '</joint>', '<limit effort="7"/><dynamics damping="0.25"/></joint>'))
+    model = rbd.Model.from_urdf(text, compiled=False)
+    assert model.nv == 7 and model.joint_names == ('base', 'j')
+    assert model.effort_limits.tolist() == [np.inf] * 6 + [7.0]
+    assert model.damping.tolist() == [0.0] * 6 + [0.25]
+    assert model.friction.tolist() == [0.0] * 7

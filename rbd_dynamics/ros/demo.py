@@ -1,6 +1,11 @@
 """The demo: the bundled arm in MuJoCo, driven by the rbd_dynamics node, over real ROS 2 topics.
 
     python -m rbd_dynamics.ros.demo [--seconds 10] [--out demo_output]
+        [--description robot.urdf.xacro [name:=value ...]]
+
+With ``--description`` the robot is another URDF or xacro file (xacro's ``name:=value``
+arguments follow): it starts at zero and swings each revolute joint by 0.1 rad; the wrist sensor
+is used where the description has an ``ft_frame`` link.
 
 Three processes, started as a launch file would start them: the simulated driver
 (``rbd_dynamics_sim``, lockstep at 1 kHz, wrist F/T sensor), the trajectory publisher (0.5 Hz
@@ -25,6 +30,35 @@ Q0 = [0.3, 0.6, -0.2, -1.2, 0.1, 0.8, 0.0, 0.02]
 AMPLITUDE = [0.3, 0.2, 0.3, 0.25, 0.3, 0.3, 0.4, 0.0]
 JOINTS = ['joint%d' % i for i in range(1, 8)] + ['left_finger_joint']
 NS = '/demo'
+SENSOR_FRAME = 'ft_frame'
+
+
+class Robot:
+    """What the demo runs: the URDF text, joints, start and swing of each joint, and whether
+    it has the wrist sensor frame."""
+
+    def __init__(self, urdf, joints, center, amplitude, sensor):
+        self.urdf = urdf
+        self.joints = list(joints)
+        self.center = list(center)
+        self.amplitude = list(amplitude)
+        self.sensor = sensor
+
+
+def _robot(description, xacro_args):
+    """The bundled arm, or the robot of a description file."""
+    import rbd_dynamics as rbd
+    from rbd_dynamics.urdf import read_description_file
+    from ..resources import demo_urdf_path
+    if description is None:
+        with open(demo_urdf_path()) as stream:
+            return Robot(stream.read(), JOINTS, Q0, AMPLITUDE, True)
+    text = read_description_file(description, xacro_args or None)
+    text = text.decode('utf-8') if isinstance(text, bytes) else text
+    model = rbd.Model.from_urdf(text, compiled=False)
+    swing = [0.1 if jtype in ('revolute', 'continuous') else 0.0 for jtype in model.joint_types]
+    return Robot(text, model.joint_names, [0.0] * model.nv, swing,
+                 SENSOR_FRAME in model.link_names)
 
 
 def _command(script, module):
@@ -48,7 +82,19 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--seconds', type=float, default=10.0, help='simulated time')
     parser.add_argument('--out', default='demo_output', help='folder for the plot and data')
-    args = parser.parse_args()
+    parser.add_argument('--description', help='a URDF or xacro file instead of the bundled arm; '
+                        'xacro arguments as name:=value')
+    from rbd_dynamics import UrdfError
+    from rbd_dynamics.urdf import split_xacro_args
+    try:
+        rest, xacro_args = split_xacro_args(sys.argv[1:])
+    except UrdfError as exc:
+        parser.error(str(exc))
+    args = parser.parse_args(rest)
+    try:
+        robot = _robot(args.description, xacro_args)
+    except (OSError, UrdfError) as exc:
+        sys.exit('demo: cannot load %s: %s' % (args.description, exc))
     os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
 
@@ -56,19 +102,14 @@ def main():
     from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.executors import SingleThreadedExecutor
     from sensor_msgs.msg import JointState
-    from trajectory_msgs.msg import JointTrajectory
 
-    from ..resources import demo_urdf_path
-    with open(demo_urdf_path()) as stream:
-        urdf = stream.read()
     os.makedirs(args.out, exist_ok=True)
     log = open(os.path.join(args.out, 'processes.log'), 'w')
 
     rclpy.init()
     peer = rclpy.create_node('demo_observer', namespace=NS)
-    states, desired, feedforward, diagnostics = [], [], [], []
+    states, feedforward, diagnostics = [], [], []
     peer.create_subscription(JointState, 'joint_states', states.append, 1000)
-    peer.create_subscription(JointTrajectory, 'desired_state', desired.append, 1000)
     peer.create_subscription(JointState, 'rbd_dynamics/feedforward', feedforward.append, 1000)
     peer.create_subscription(DiagnosticArray, '/diagnostics', diagnostics.append, 100)
     executor = SingleThreadedExecutor()
@@ -76,18 +117,22 @@ def main():
 
     print('demo: MuJoCo arm <-> rbd_dynamics node, %g s of simulated time at 1 kHz (lockstep)'
           % args.seconds, flush=True)
+    sensor = ({'wrench_sensors': ['wrist'], 'wrench.wrist.topic': 'ft_sensor/wrench',
+               'wrench.wrist.compensate_payload': True, 'wrench.wrist.timeout': 0.01}
+              if robot.sensor else {})
+    gains = len(robot.joints)
     procs = [
         _start(_command('rbd_dynamics_sim', 'rbd_dynamics.ros.sim_driver'),
-               {'lockstep': True, 'rate': 1000.0, 'initial_positions': Q0, 'joints': JOINTS,
-                'wait_for_subscribers': 2}, log=log),
+               {'lockstep': True, 'rate': 1000.0, 'initial_positions': robot.center,
+                'joints': robot.joints, 'wait_for_subscribers': 2, 'robot_description': robot.urdf,
+                'wrench_frame': SENSOR_FRAME if robot.sensor else ''}, log=log),
         _start(_command('rbd_dynamics_trajectory', 'rbd_dynamics.ros.trajectory'),
-               {'joints': JOINTS, 'center': Q0, 'amplitude': AMPLITUDE, 'frequency': 0.5,
-                'forward_joint_states': True, 'use_sim_time': True}, log=log),
+               {'joints': robot.joints, 'center': robot.center, 'amplitude': robot.amplitude,
+                'frequency': 0.5, 'forward_joint_states': True, 'use_sim_time': True}, log=log),
         _start(_command('rbd_dynamics_node', 'rbd_dynamics.ros.node'),
-               {'robot_description': urdf, 'use_sim_time': True, 'joints': JOINTS,
-                'kp': [400.0] * 8, 'kd': [40.0] * 8, 'desired_timeout': 0.05,
-                'wrench_sensors': ['wrist'], 'wrench.wrist.topic': 'ft_sensor/wrench',
-                'wrench.wrist.compensate_payload': True, 'wrench.wrist.timeout': 0.01},
+               dict({'robot_description': robot.urdf, 'use_sim_time': True,
+                     'joints': robot.joints, 'kp': [400.0] * gains, 'kd': [40.0] * gains,
+                     'desired_timeout': 0.05}, **sensor),
                remaps=['~/effort_commands:=%s/effort_commands' % NS,
                        '~/desired_state:=%s/desired_state' % NS,
                        'joint_states:=%s/joint_states_forwarded' % NS], log=log),
@@ -120,16 +165,17 @@ def main():
         log.close()
     if not states or stamp(states[-1]) < args.seconds:
         sys.exit('demo: the loop stopped early; see %s' % os.path.join(args.out, 'processes.log'))
-    summarize(states, desired, feedforward, diagnostics, stamp, args, wall)
+    summarize(robot, states, feedforward, diagnostics, stamp, args, wall)
 
 
-def summarize(states, desired, feedforward, diagnostics, stamp, args, wall):
+def summarize(robot, states, feedforward, diagnostics, stamp, args, wall):
+    joints = robot.joints
     names = list(states[0].name)
-    index = [names.index(n) for n in JOINTS]
+    index = [names.index(n) for n in joints]
     t = np.array([stamp(m) for m in states])
     q = np.array([np.asarray(m.position)[index] for m in states])
     w = 2 * np.pi * 0.5
-    q_d = np.array(Q0) + np.array(AMPLITUDE) * (1 - np.cos(w * t[:, None]))
+    q_d = np.array(robot.center) + np.array(robot.amplitude) * (1 - np.cos(w * t[:, None]))
     error = q - q_d
     ff_t = np.array([stamp(m) for m in feedforward])
     tau = np.array([m.effort for m in feedforward])
@@ -137,7 +183,7 @@ def summarize(states, desired, feedforward, diagnostics, stamp, args, wall):
           % (len(t), wall, len(t) / wall))
     header = ('joint', 'RMS err [mrad]', 'max err [mrad]', 'torque range [N m / N]')
     print('%-18s %12s %12s %22s' % header)
-    for j, name in enumerate(JOINTS):
+    for j, name in enumerate(joints):
         print('%-18s %12.3f %12.3f %10.2f .. %8.2f'
               % (name, 1e3 * np.sqrt(np.mean(error[:, j] ** 2)), 1e3 * np.abs(error[:, j]).max(),
                  tau[:, j].min(), tau[:, j].max()))
@@ -161,17 +207,17 @@ def summarize(states, desired, feedforward, diagnostics, stamp, args, wall):
         print('matplotlib is not installed: no plot (data in %s)' % args.out)
         return
     fig, axes = plt.subplots(3, 1, figsize=(10, 10), sharex=True)
-    for j in range(7):
-        line, = axes[0].plot(t, q[:, j], label=JOINTS[j])
+    for j in np.flatnonzero(robot.amplitude):
+        line, = axes[0].plot(t, q[:, j], label=joints[j])
         axes[0].plot(t, q_d[:, j], '--', color=line.get_color(), linewidth=0.8)
-        axes[1].plot(t, 1e3 * error[:, j], label=JOINTS[j])
-        axes[2].plot(ff_t, tau[:, j], label=JOINTS[j])
+        axes[1].plot(t, 1e3 * error[:, j], label=joints[j])
+        axes[2].plot(ff_t, tau[:, j], label=joints[j])
     axes[0].set_ylabel('position [rad]\n(dashed: desired)')
     axes[1].set_ylabel('tracking error [mrad]')
     axes[2].set_ylabel('feedforward torque [N m]')
     axes[2].set_xlabel('simulated time [s]')
     axes[0].legend(ncol=4, fontsize=8)
-    fig.suptitle('rbd_dynamics computed-torque control of the demo arm in MuJoCo')
+    fig.suptitle('rbd_dynamics computed-torque control in MuJoCo')
     fig.tight_layout()
     path = os.path.join(args.out, 'demo.png')
     fig.savefig(path, dpi=100)
