@@ -10,6 +10,13 @@ The physics is :func:`rbd_dynamics.mujoco_model.mjcf_from_urdf`: the URDF's rigi
 damping, friction, limits or contacts unless asked for. With ``lockstep`` the simulation
 advances one control period per command, so tests are deterministic on a loaded machine;
 otherwise a timer steps it at ``rate``. ``/clock`` carries the simulated time.
+
+What a real arm adds, each off by default so the ideal robot stays the default: the drive
+(viscous and Coulomb friction, rotor inertia: ``drive.*``), effort limits that clamp the
+commands (``effort_limits``), a payload grasped at a given time (``payload.*``), an untared
+force/torque sensor (``wrench_bias``), and a JointTrajectoryController stand-in on an effort
+interface in place of the forward command controller (``controller: joint_trajectory``, see
+:mod:`rbd_dynamics.trajectory_controller`).
 """
 
 import math
@@ -22,10 +29,67 @@ from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory
 
 from .. import mujoco_model
 from ..resources import demo_urdf_path
+from ..trajectory_controller import Pid, Trajectory
+from ..urdf import parse_urdf
 from .spinning import run
+
+CONTROLLERS = ('forward_command', 'joint_trajectory')
+
+
+def per_joint(name, values, joints, default):
+    """A parameter given per joint (or one value for all) as ``(n,)`` floats.
+
+    Args:
+        name: parameter name, for the message.
+        values: the parameter's list: empty (``default``), one value, or one per joint.
+        joints: the joint names, in order.
+        default: ``(n,)`` values used when ``values`` is empty.
+
+    Raises:
+        ValueError: another length, or a value that is not finite.
+    """
+    if len(values) == 0:
+        return np.array(default, dtype=float)
+    if len(values) not in (1, len(joints)):
+        raise ValueError('%s has %d entries; give one, or one per joint (%d: %s)'
+                         % (name, len(values), len(joints), ', '.join(joints)))
+    out = np.broadcast_to(np.asarray(values, dtype=float), (len(joints),)).copy()
+    if not np.all(np.isfinite(out)):
+        raise ValueError('%s must be finite, got %s' % (name, list(values)))
+    return out
+
+
+def joint_drives(desc, joints, viscous=(), coulomb=(), armature=()):
+    """Joint name -> ``(viscous, coulomb, armature)`` for the MuJoCo model.
+
+    The lists are per joint of ``joints``, as the node's ``drive.*`` parameters are: a
+    master's value is the whole drive of the master and its mimic joints, so it goes on the
+    master and its mimic joints get none of that kind. Where a list is empty, every joint keeps
+    its own URDF value (the equality constraint reflects a mimic's onto its master), and the
+    armature is zero.
+
+    Args:
+        desc: the parsed :class:`~rbd_dynamics.description.Description`.
+        joints: independent joints the lists follow.
+        viscous, coulomb, armature: empty, one value, or one per joint.
+
+    Raises:
+        ValueError: a list of another length, or a value that is not finite.
+    """
+    own = {n: (j.damping, j.friction) for n, j in desc.joints.items()}
+    given = {'drive.viscous': viscous, 'drive.coulomb': coulomb, 'drive.armature': armature}
+    values = [per_joint(name, given[name], joints, [own[n][k] if k < 2 else 0.0 for n in joints])
+              for k, name in enumerate(given)]
+    drive = {n: tuple(v[i] for v in values) for i, n in enumerate(joints)}
+    for name, joint in desc.joints.items():
+        if joint.mimic is not None and joint.mimic[0] in drive:
+            drive[name] = (0.0 if len(viscous) else own[name][0],
+                           0.0 if len(coulomb) else own[name][1], 0.0)
+    return drive
 
 
 class SimDriver(Node):
@@ -40,22 +104,40 @@ class SimDriver(Node):
         if not urdf:
             with open(p['urdf_file'] or demo_urdf_path()) as stream:
                 urdf = stream.read()
-        self.model, mimic = mujoco_model.load(
-            urdf, gravity=p['gravity'], timestep=p['timestep'], damping=p['damping'],
-            limits=p['limits'], sensor_frame=p['wrench_frame'] or None)
+        desc = parse_urdf(urdf)
+        mimic = {n: j.mimic for n, j in desc.joints.items() if j.mimic is not None}
+        moving = [n for n, j in desc.joints.items() if j.jtype != 'fixed']
+        joints = p['joints'] or [n for n in moving if n not in mimic]
+        unknown = [n for n in joints if n not in moving or n in mimic]
+        if unknown:
+            raise ValueError('joints %s are not independent joints of the model (%s)'
+                             % (unknown, ', '.join(n for n in moving if n not in mimic)))
+        self.joints = joints
+        self.payload = None
+        if p['payload.link']:
+            self.payload = (p['payload.mass'], p['payload.com'], p['payload.inertia'])
+            self.payload_time = p['payload.attach_time']
+        self.model, _ = mujoco_model.load(
+            urdf, gravity=p['gravity'], timestep=p['timestep'],
+            damping=p['damping'] or p['drive.enabled'], limits=p['limits'],
+            sensor_frame=p['wrench_frame'] or None,
+            drive=joint_drives(desc, joints, p['drive.viscous'], p['drive.coulomb'],
+                               p['drive.armature']) if p['drive.enabled'] else None,
+            payload_link=p['payload.link'] or None)
+        if self.payload is not None:
+            # check the numbers now, not when the payload is attached
+            mujoco_model.set_payload(self.model, *self.payload)
+            mujoco_model.set_payload(self.model, 0.0)
         self.data = mujoco.MjData(self.model)
+        self._attach_payload()
         m = self.model
         names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(m.njnt)]
         self.names = names
         self.qpos_adr = np.array([m.jnt_qposadr[j] for j in range(m.njnt)])
         self.dof_adr = np.array([m.jnt_dofadr[j] for j in range(m.njnt)])
-        joints = p['joints'] or [n for n in names if n not in mimic]
-        unknown = [n for n in joints if n not in names or n in mimic]
-        if unknown:
-            raise ValueError('joints %s are not independent joints of the model (%s)'
-                             % (unknown, ', '.join(n for n in names if n not in mimic)))
-        self.joints = joints
         self.command_dofs = np.array([self.dof_adr[names.index(n)] for n in joints])
+        self.command_qpos = np.array([self.qpos_adr[names.index(n)] for n in joints])
+        self._configure_limits_and_controller(p, desc)
         initial = p['initial_positions']
         if initial:
             if len(initial) != len(joints):
@@ -84,21 +166,50 @@ class SimDriver(Node):
         self.push_end = p['push_start'] + p['push_duration']
         self.commands = 0
         self.rejected = 0
+        self.clamped = 0
+        self.trajectories = 0
+        self.trajectories_rejected = 0
         self._waiting = None
+        self.trajectory = Trajectory.hold(self.data.time, self.data.qpos[self.command_qpos])
 
         self.pub_state = self.create_publisher(JointState, 'joint_states', 10)
         self.pub_clock = self.create_publisher(Clock, '/clock', 10)
         self.pub_wrench = (self.create_publisher(WrenchStamped, p['wrench_topic'], 10)
                            if self.wrench_frame else None)
-        self.create_subscription(Float64MultiArray, 'effort_commands', self._on_command, 10)
+        if self.trajectory_control:
+            self.create_subscription(JointTrajectory, 'joint_trajectory', self._on_trajectory,
+                                     10)
+        else:
+            self.create_subscription(Float64MultiArray, 'effort_commands', self._on_command, 10)
         if self.lockstep:
-            # until the first command, repeat the initial state so late subscribers get it
+            # until the first command (or trajectory), repeat the initial state so late
+            # subscribers get it
             self._waiting = self.create_timer(0.1, self._publish_initial)
         else:
             self.create_timer(self.period, self._tick)
-        self.get_logger().info('simulating %d joints at %g Hz (%s), commands in order: %s'
-                               % (len(names), 1.0 / self.period,
-                                  'lockstep' if self.lockstep else 'timer', ', '.join(joints)))
+        self.get_logger().info(
+            'simulating %d joints at %g Hz (%s, %s), commands in order: %s'
+            % (len(names), 1.0 / self.period, 'lockstep' if self.lockstep else 'timer',
+               p['controller'], ', '.join(joints)))
+
+    def _configure_limits_and_controller(self, p, desc):
+        """Effort limits, F/T bias and the controller from the parameters ``p``."""
+        joints = self.joints
+        limits = per_joint('limits.effort', p['limits.effort'], joints,
+                           [desc.joints[n].effort for n in joints])
+        self.effort_limits = (np.where(limits > 0.0, np.abs(limits), np.inf)
+                              if p['effort_limits'] else np.full(len(joints), np.inf))
+        self.wrench_bias = np.array(p['wrench_bias'], dtype=float)
+        if self.wrench_bias.shape != (6,) or not np.all(np.isfinite(self.wrench_bias)):
+            raise ValueError('wrench_bias needs 6 finite numbers (force, then torque), got %s'
+                             % p['wrench_bias'])
+        if p['controller'] not in CONTROLLERS:
+            raise ValueError('controller %r is not one of %s'
+                             % (p['controller'], ', '.join(CONTROLLERS)))
+        self.trajectory_control = p['controller'] == 'joint_trajectory'
+        zeros = np.zeros(len(joints))
+        self.pid = Pid(*(per_joint(name, p[name], joints, zeros)
+                         for name in ('jtc.p', 'jtc.i', 'jtc.d')), i_clamp=p['jtc.i_clamp'])
 
     def _read_parameters(self):
         t = Parameter.Type
@@ -114,7 +225,18 @@ class SimDriver(Node):
             ('wait_for_subscribers', 0, 'lockstep: publish the first state only once '
              'joint_states has this many subscribers (so no observer misses the start)'),
             ('publish_clock', True, 'publish /clock with the simulated time'),
-            ('damping', False, 'use the URDF joint damping and friction'),
+            ('damping', False, 'use the URDF joint damping and friction (as drive.enabled '
+             'with empty drive lists)'),
+            ('drive.enabled', False, 'simulate the drives: viscous and Coulomb friction, '
+             'armature'),
+            ('drive.viscous', t.DOUBLE_ARRAY, 'per joint of joints [N m s/rad]; empty: '
+             'the URDF damping'),
+            ('drive.coulomb', t.DOUBLE_ARRAY, 'per joint of joints [N m]; empty: the URDF '
+             'friction'),
+            ('drive.armature', t.DOUBLE_ARRAY, 'per joint of joints [kg m^2]; empty: zeros'),
+            ('effort_limits', False, 'clamp the commands to the effort limits'),
+            ('limits.effort', t.DOUBLE_ARRAY, 'per joint of joints [N m]; empty: the URDF '
+             '<limit effort>; 0: unlimited'),
             ('limits', False, 'enforce the URDF joint position limits'),
             ('wrench_frame', 'ft_frame', 'link of the simulated F/T sensor; empty: none'),
             ('wrench_topic', 'ft_sensor/wrench', 'topic of the F/T reading'),
@@ -122,6 +244,20 @@ class SimDriver(Node):
             ('push_force', [0.0, 0.0, 0.0], 'push force at the link origin, world frame [N]'),
             ('push_start', 0.0, 'simulated time the push starts [s]'),
             ('push_duration', 0.0, 'push length [s]'),
+            ('wrench_bias', [0.0] * 6, 'added to every F/T reading: force, then torque '
+             '[N, N m]'),
+            ('payload.link', '', 'link that grasps a payload; empty: none'),
+            ('payload.mass', 0.0, 'payload mass [kg]'),
+            ('payload.com', [0.0] * 3, 'payload centre of mass in the link frame [m]'),
+            ('payload.inertia', [0.0] * 6, 'ixx ixy ixz iyy iyz izz about the centre of mass, '
+             'link axes [kg m^2]'),
+            ('payload.attach_time', 0.0, 'simulated time the payload is grasped [s]'),
+            ('controller', 'forward_command', 'forward_command (effort_commands) or '
+             'joint_trajectory (a JointTrajectoryController stand-in on joint_trajectory)'),
+            ('jtc.p', t.DOUBLE_ARRAY, 'joint_trajectory: proportional gain, one or per joint'),
+            ('jtc.i', t.DOUBLE_ARRAY, 'joint_trajectory: integral gain, one or per joint'),
+            ('jtc.d', t.DOUBLE_ARRAY, 'joint_trajectory: derivative gain, one or per joint'),
+            ('jtc.i_clamp', 0.0, 'joint_trajectory: bound of the integral term [N m]; 0: none'),
         ]
         out = {}
         for name, default, text in spec:
@@ -147,14 +283,94 @@ class SimDriver(Node):
                                       % (len(values), len(self.joints), ', '.join(self.joints)),
                                       throttle_duration_sec=2.0)
             return
-        self.data.qfrc_applied[:] = 0.0
-        self.data.qfrc_applied[self.command_dofs] = values
+        self._apply(values)
         self.commands += 1
         if self.lockstep:
-            if self._waiting is not None:
-                self._waiting.cancel()
-                self._waiting = None
+            self._stop_waiting()
             self._tick()
+
+    def _stop_waiting(self):
+        if self._waiting is not None:
+            self._waiting.cancel()
+            self._waiting = None
+            return True
+        return False
+
+    def _apply(self, values):
+        """Apply ``values`` (``joints`` order), clamped to the effort limits."""
+        clamped = np.clip(values, -self.effort_limits, self.effort_limits)
+        if np.any(clamped != values):
+            self.clamped += 1
+            over = [n for n, a, b in zip(self.joints, clamped, values) if a != b]
+            self.get_logger().warning('effort clamped to the limits on %s (%d commands so '
+                                      'far)' % (', '.join(over), self.clamped),
+                                      throttle_duration_sec=2.0)
+        self.data.qfrc_applied[:] = 0.0
+        self.data.qfrc_applied[self.command_dofs] = clamped
+
+    def _on_trajectory(self, msg):
+        d = self.data
+        q, qd = d.qpos[self.command_qpos], d.qvel[self.command_dofs]
+        try:
+            self.trajectory = self._trajectory(msg, d.time, q, qd)
+        except ValueError as exc:
+            self.trajectories_rejected += 1
+            self.get_logger().warning('trajectory refused: %s' % exc,
+                                      throttle_duration_sec=2.0)
+            return
+        self.trajectories += 1
+        if self.lockstep and self._stop_waiting():
+            # the clock starts with the first trajectory
+            self.create_timer(self.period, self._tick)
+
+    def _trajectory(self, msg, now, q, qd):
+        """The :class:`Trajectory` of ``msg`` over every joint of ``joints``: joints the
+        message leaves out hold their position at receipt."""
+        names = list(msg.joint_names)
+        unknown = [n for n in names if n not in self.joints]
+        if unknown or len(set(names)) != len(names) or not names:
+            raise ValueError('joint_names %s must be distinct joints of %s'
+                             % (names, ', '.join(self.joints)))
+        index = [self.joints.index(n) for n in names]
+        points = msg.points
+        if not points:
+            raise ValueError('no points')
+
+        def field(name, fill):
+            rows = [getattr(point, name) for point in points]
+            if all(len(r) == 0 for r in rows):
+                return None
+            if any(len(r) != len(names) for r in rows):
+                raise ValueError('every point needs %d %s or none' % (len(names), name))
+            out = np.tile(fill, (len(points), 1))
+            out[:, index] = np.array(rows, dtype=float)
+            return out
+
+        zeros = np.zeros(len(self.joints))
+        positions = field('positions', q)
+        if positions is None:
+            raise ValueError('the points have no positions')
+        times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in points]
+        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        return Trajectory(stamp if stamp > 0.0 else now, times, positions,
+                          field('velocities', zeros), field('accelerations', zeros),
+                          field('effort', zeros), now=now, q=q, qd=qd)
+
+    def _control(self):
+        """The trajectory controller's effort for the current state, applied."""
+        d = self.data
+        q_ref, qd_ref, _, effort = self.trajectory.sample(d.time)
+        error = q_ref - d.qpos[self.command_qpos]
+        error_rate = qd_ref - d.qvel[self.command_dofs]
+        self._apply(self.pid(error, error_rate, self.period) + effort)
+        self.commands += 1
+
+    def _attach_payload(self):
+        if self.payload is not None and self.data.time >= self.payload_time - 1e-9:
+            mujoco_model.set_payload(self.model, *self.payload)
+            self.get_logger().info('payload of %g kg attached at t = %.3f s'
+                                   % (self.payload[0], self.data.time))
+            self.payload = None
 
     def _apply_push(self):
         if self.push_body < 0:
@@ -171,9 +387,12 @@ class SimDriver(Node):
 
     def _tick(self):
         mujoco = self._mujoco
+        if self.trajectory_control:
+            self._control()
         for _ in range(self.substeps):
             self._apply_push()
             mujoco.mj_step(self.model, self.data)
+            self._attach_payload()
         # sensors and positions of the new state, with the current forces
         mujoco.mj_forward(self.model, self.data)
         self._publish()
@@ -204,8 +423,8 @@ class SimDriver(Node):
             wrench = WrenchStamped()
             wrench.header.stamp = stamp
             wrench.header.frame_id = self.wrench_frame
-            f = -d.sensor('ft_force').data
-            n = -d.sensor('ft_torque').data
+            f = self.wrench_bias[:3] - d.sensor('ft_force').data
+            n = self.wrench_bias[3:] - d.sensor('ft_torque').data
             w = wrench.wrench
             w.force.x, w.force.y, w.force.z = float(f[0]), float(f[1]), float(f[2])
             w.torque.x, w.torque.y, w.torque.z = float(n[0]), float(n[1]), float(n[2])
