@@ -1,0 +1,58 @@
+"""Trajectory feedforward in the loop: a planned trajectory through the node's ``~/trajectory``
+into a JointTrajectoryController (the simulated driver's stand-in on an effort interface) with
+low PID gains, against the same trajectory sent to the controller without efforts."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip('mujoco')
+rclpy = pytest.importorskip('rclpy')
+
+import rbd_dynamics as rbd  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory  # noqa: E402
+
+from ros_helpers import NodeProcess  # noqa: E402
+from test_sim_driver import (JOINTS, positions, Q0, sims, stamp, swing,  # noqa: E402, F401
+                             trajectory_message)
+
+
+def test_filled_efforts_track_ten_times_better(sims, model, urdf):  # noqa: F811
+    # critically damped at 10 rad/s on the diagonal of the mass matrix at Q0: gains far too
+    # low to hold the arm against gravity on their own
+    order = [model.joint_names.index(n) for n in JOINTS]
+    q0 = np.empty(model.nv)
+    q0[order] = Q0
+    inertia = np.array([rbd.rnea(model, q0, np.zeros(model.nv), np.eye(model.nv)[j])[j]
+                        - rbd.gravity_torques(model, q0)[j] for j in order])
+    gains = {'controller': 'joint_trajectory', 'jtc.p': (100.0 * inertia).tolist(),
+             'jtc.d': (20.0 * inertia).tolist()}
+    node = NodeProcess({'robot_description': urdf}, '/jtc_node',
+                       extra_args=['-r', '~/trajectory_with_effort:=/jtc_node/joint_trajectory'])
+    try:
+        runs = {'node': sims('/jtc_node', gains), 'plain': sims('/jtc_plain', gains)}
+        planner = runs['node'].node.create_publisher(JointTrajectory,
+                                                     '/jtc_node/rbd_dynamics/trajectory', 10)
+        # the node listens for plans and its filled trajectories reach the controller
+        runs['node'].spin_until(lambda: planner.get_subscription_count() > 0
+                                and runs['node'].pub_trajectory.get_subscription_count() > 0
+                                and runs['node'].node.count_publishers(
+                                    '/jtc_node/joint_trajectory') > 0)
+        runs['plain'].spin_until(lambda: runs['plain'].pub_trajectory.get_subscription_count())
+        plan = trajectory_message(model, with_effort=False)
+        assert not any(len(p.effort) for p in plan.points)
+        planner.publish(plan)
+        runs['plain'].pub_trajectory.publish(plan)
+        rms = {}
+        for name, sim in runs.items():
+            sim.run_until(2.0, timeout=120.0)
+            t = np.array([stamp(m) for m in sim.states])
+            keep = (t > 0.0) & (t <= 2.0)
+            assert keep.sum() > 1500, name
+            error = np.array([positions(m) for m in sim.states])[keep] - swing(t[keep])[0]
+            rms[name] = np.sqrt(np.mean(error[:, :7] ** 2, axis=0))
+        print('JTC tracking RMS [rad] with the node', np.array2string(rms['node'], precision=6),
+              'without', np.array2string(rms['plain'], precision=6))
+        assert rms['plain'].max() >= 10 * rms['node'].max(), rms
+        assert rms['node'].max() < 1e-3, rms
+    finally:
+        assert node.stop() == 0, node.log()[-3000:]
