@@ -137,20 +137,27 @@ class DynamicsNode(Node):
         self._joint_state_thread = None
         if self._p['joint_states_thread']:
             try:
-                self._joint_state_thread = SubscriptionThread(self, 'joint_states')
+                self._joint_state_thread = SubscriptionThread(self, 'joint_states', inputs=2)
             except RuntimeError as exc:
                 self.get_logger().warning('joint_states_thread: %s; joint states go through '
                                           'the executor' % exc)
+        # The desired inputs are taken on the joint-state thread too, before the joint states
+        # of the same wake-up: a desired state published before a joint state answers it, even
+        # when the executor thread runs late.
         group = self._joint_state_thread and self._joint_state_thread.callback_group
         joint_states = self.create_subscription(
             JointState, 'joint_states', self._on_joint_state, STREAM_QOS, callback_group=group,
             event_callbacks=quiet_sub)
+        desired = [
+            (self.create_subscription(JointTrajectory, '~/desired_state', self._on_desired_state,
+                                      10, callback_group=group, event_callbacks=command_sub),
+             self._on_desired_state),
+            (self.create_subscription(Float64MultiArray, '~/desired_accelerations',
+                                      self._on_desired_accelerations, 10, callback_group=group,
+                                      event_callbacks=command_sub),
+             self._on_desired_accelerations)]
         if self._joint_state_thread is not None:
-            self._joint_state_thread.start(joint_states, self._on_joint_state)
-        self.create_subscription(JointTrajectory, '~/desired_state', self._on_desired_state, 10,
-                                 event_callbacks=command_sub)
-        self.create_subscription(Float64MultiArray, '~/desired_accelerations',
-                                 self._on_desired_accelerations, 10, event_callbacks=command_sub)
+            self._joint_state_thread.start(joint_states, self._on_joint_state, desired)
         self.create_subscription(InertiaStamped, '~/payload', self._on_payload, 10,
                                  event_callbacks=command_sub)
         self.create_subscription(JointTrajectory, '~/trajectory', self._on_trajectory, 10,

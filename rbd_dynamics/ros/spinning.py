@@ -1,5 +1,6 @@
 """Spinning that survives a failing callback, and a thread of its own for a busy subscription."""
 
+import contextlib
 import threading
 
 import rclpy
@@ -72,6 +73,11 @@ class SubscriptionThread:
     Create it before the subscription, pass :attr:`callback_group` to ``create_subscription``
     (the executor then leaves that subscription alone), then :meth:`start` it.
 
+    Inputs that the main subscription's messages depend on (the desired state a joint state is
+    answered with) can be served by the same thread, before it at each wake-up: then an input
+    published before a joint state is used for that joint state however late the executor
+    runs.
+
     Raises:
         RuntimeError: this rclpy has no wait set to build the thread on (the constructor
             fails before anything is created, so the caller can subscribe the usual way).
@@ -79,10 +85,15 @@ class SubscriptionThread:
 
     WAIT_NS = 100_000_000  # how often the thread looks at its stop flag
 
-    def __init__(self, node, name='subscription thread'):
+    def __init__(self, node, name='subscription thread', inputs=0):
+        """Args:
+            node: the node whose subscriptions this thread serves.
+            name: the thread's name.
+            inputs: how many input subscriptions :meth:`start` will be given.
+        """
         try:
             from rclpy.impl.implementation_singleton import rclpy_implementation
-            self._wait_set = rclpy_implementation.WaitSet(1, 0, 0, 0, 0, 0,
+            self._wait_set = rclpy_implementation.WaitSet(1 + inputs, 0, 0, 0, 0, 0,
                                                           node.context.handle)
         except Exception as exc:  # not the rclpy this was written against
             raise RuntimeError('no rclpy wait set: %s: %s' % (type(exc).__name__, exc))
@@ -90,15 +101,19 @@ class SubscriptionThread:
         self._node = node
         self._subscription = None
         self._callback = None
+        self._inputs = ()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
-    def start(self, subscription, callback):
+    def start(self, subscription, callback, inputs=()):
         """Serve ``subscription`` (created in :attr:`callback_group`) with
         ``callback(msg, newer)``: ``newer`` is True when a newer message was already taken in
-        the same wake-up (the callback is called for it next)."""
+        the same wake-up (the callback is called for it next). ``inputs``: ``(subscription,
+        callback(msg))`` pairs (also in :attr:`callback_group`) whose queued messages are all
+        handled first at each wake-up."""
         self._subscription = subscription
         self._callback = callback
+        self._inputs = tuple(inputs)
         self._thread.start()
 
     def stop(self, timeout=1.0):
@@ -109,23 +124,32 @@ class SubscriptionThread:
 
     def _run(self):
         sub = self._subscription
+        inputs = self._inputs
         wait_set = self._wait_set
         context = self._node.context
         while not self._stop.is_set() and context.ok():
             try:
-                with sub.handle, context.handle:
+                with contextlib.ExitStack() as handles:
+                    for entity in (sub.handle, context.handle) + tuple(
+                            i[0].handle for i in inputs):
+                        handles.enter_context(entity)
                     wait_set.clear_entities()
                     wait_set.add_subscription(sub.handle)
+                    for input_sub, _ in inputs:
+                        wait_set.add_subscription(input_sub.handle)
                     wait_set.wait(self.WAIT_NS)  # releases the GIL
                     if not wait_set.get_ready_entities('subscription'):
                         continue
+                    for input_sub, input_callback in inputs:
+                        taken = input_sub.handle.take_message(input_sub.msg_type, input_sub.raw)
+                        while taken is not None and not self._stop.is_set():
+                            self._call(input_callback, taken[0])
+                            taken = input_sub.handle.take_message(input_sub.msg_type,
+                                                                  input_sub.raw)
                     taken = sub.handle.take_message(sub.msg_type, sub.raw)
                     while taken is not None and not self._stop.is_set():
                         newer = sub.handle.take_message(sub.msg_type, sub.raw)
-                        try:
-                            self._callback(taken[0], newer is not None)
-                        except Exception as exc:  # as in run(): never end the thread
-                            count_failure(self._node, exc)
+                        self._call(self._callback, taken[0], newer is not None)
                         taken = newer
             except InvalidHandle:  # the subscription or the context is being destroyed
                 break
@@ -134,3 +158,9 @@ class SubscriptionThread:
                     break
                 count_failure(self._node, exc)
                 self._stop.wait(0.001)  # never a busy loop, whatever keeps failing
+
+    def _call(self, callback, *args):
+        try:
+            callback(*args)
+        except Exception as exc:  # as in run(): never end the thread
+            count_failure(self._node, exc)
