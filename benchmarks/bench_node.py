@@ -39,24 +39,22 @@ import tempfile
 import threading
 import time
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 os.environ.setdefault('ROS_DOMAIN_ID', str(101 - os.getpid() % 50))
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 
-import rclpy  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from geometry_msgs.msg import WrenchStamped  # noqa: E402
+import numpy as np  # noqa: E402
+import rbd_dynamics as rbd  # noqa: E402
+from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
+import rclpy  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
-
-import rbd_dynamics as rbd  # noqa: E402
-from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)

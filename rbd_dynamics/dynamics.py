@@ -292,9 +292,9 @@ class _Beyond:
         self.to_link = np.linalg.inv(model.link_X[link]).T
         self.packed = None
         self.packed_to_public = None
-        self.compile(model)
+        self.use_compiled(model)
 
-    def compile(self, model):
+    def use_compiled(self, model):
         """Use the model's compiled path once it has one (for links on moving bodies)."""
         packed = model.packed
         if self.packed is None and packed is not None and self.body >= 0:
@@ -310,7 +310,7 @@ def _beyond(model, link):
     if beyond is None:
         beyond = cache[link] = _Beyond(model, link, link_inertia)
     elif beyond.packed is None:
-        beyond.compile(model)  # made before the model was compiled
+        beyond.use_compiled(model)  # made before the model was compiled
     return beyond
 
 

@@ -137,7 +137,7 @@ class Model:
         if compiled:
             self.compile()
 
-    def compile(self):
+    def compile(self):  # noqa: A003 (the public name: README's model.compile())
         """Build the compiled path (compile its kernels, or load them from numba's on-disk
         cache) and use it from now on; nothing to do without numba or when it is done.
 

@@ -17,7 +17,7 @@ import xml.parsers.expat
 
 import numpy as np
 
-from .description import Description, UrdfError, finite_number, finite_vector
+from .description import Description, finite_number, finite_vector, UrdfError
 from .spatial import rpy_to_matrix
 
 #: Largest description accepted by default [bytes] (real URDFs are a few hundred kB at most).

@@ -14,11 +14,11 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped, WrenchStamped
+import numpy as np
 from rcl_interfaces.srv import SetParameters
+import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy

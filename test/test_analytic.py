@@ -93,7 +93,7 @@ def test_floating_single_body_newton_euler():
     """A free rigid body: the Newton-Euler equations about its centre of mass, in the body."""
     m = 4.0
     c = np.array([0.05, -0.1, 0.2])
-    ic_entries = dict(ixx=0.3, iyy=0.4, izz=0.5, ixy=0.01, ixz=-0.02, iyz=0.03)
+    ic_entries = {'ixx': 0.3, 'iyy': 0.4, 'izz': 0.5, 'ixy': 0.01, 'ixz': -0.02, 'iyz': 0.03}
     ic = np.array([[0.3, 0.01, -0.02], [0.01, 0.4, 0.03], [-0.02, 0.03, 0.5]])
     model = rbd.Model.from_urdf(rigid_body(m, c, ic_entries))
     r_world_joint = rbd.spatial.rpy_to_matrix((0.1, 0.2, 0.3))

@@ -7,9 +7,8 @@ import shutil
 import subprocess
 import sys
 
-import pytest
-
 from conftest import missing_ci_module
+import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

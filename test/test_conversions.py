@@ -6,13 +6,12 @@ field types (``array.array('d')`` sequences) are the ones the node sees.
 
 import math
 
+from hypothesis import given, settings, strategies as st
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
+from rbd_dynamics.controller import wrap_angle
 from rbd_dynamics.ros.conversions import (desired_from_array, desired_from_trajectory,
                                           JointStateMerger, wrench_to_array)
-from rbd_dynamics.controller import wrap_angle
 
 sensor_msgs = pytest.importorskip('sensor_msgs.msg')
 std_msgs = pytest.importorskip('std_msgs.msg')

@@ -150,7 +150,7 @@ def test_compiled_equals_reference_on_urdf(name):
 
 
 def test_compiled_equals_reference_on_every_joint_type(code_model):
-    assert set(j.jtype for j in code_model.joints) == {
+    assert {j.jtype for j in code_model.joints} == {
         'floating', 'revolute', 'helical', 'spherical', 'planar', 'prismatic', 'continuous'}
     rng = np.random.default_rng(3)
     _check(code_model, rng)

@@ -5,13 +5,11 @@ import signal
 import tracemalloc
 import warnings
 
+from hostile import cases, huge_valid, ROOT_LINK, valid
+from hypothesis import given, settings, strategies as st
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
 import rbd_dynamics as rbd
-
-from hostile import cases, huge_valid, ROOT_LINK, valid
 
 CASES = cases()
 

@@ -9,9 +9,9 @@ import os
 import warnings
 import xml.etree.ElementTree as ET
 
+from hypothesis import given, settings, strategies as st
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
 
 import rbd_dynamics as rbd
 from rbd_dynamics.resources import demo_urdf_path

@@ -11,13 +11,12 @@ import contextlib
 import io
 import warnings
 
+from description_compare import description_differences
 import numpy as np
 import pytest
-
 import rbd_dynamics as rbd
-from description_compare import description_differences
-from robots import all_urdfs, robot_id
 from rbd_dynamics.urdf_robot import description_from_urdf_robot
+from robots import all_urdfs, robot_id
 
 urdf = pytest.importorskip('urdf_parser_py.urdf')
 

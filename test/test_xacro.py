@@ -9,11 +9,10 @@ import os
 import subprocess
 import sys
 
+from description_compare import description_differences
 import numpy as np
 import pytest
-
 import rbd_dynamics as rbd
-from description_compare import description_differences
 from rbd_dynamics.urdf import parse_urdf, read_description_file, split_xacro_args
 
 pytest.importorskip('xacro')

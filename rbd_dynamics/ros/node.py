@@ -25,6 +25,9 @@ import warnings
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import InertiaStamped, WrenchStamped
+import rbd_dynamics as rbd
+from rbd_dynamics.controller import (check_lengths, Config, Controller, describe_change,
+                                     Sensor, Setup)
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 SetParametersResult)
 from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
@@ -40,9 +43,6 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-import rbd_dynamics as rbd
-from rbd_dynamics.controller import (check_lengths, Config, Controller, describe_change,
-                                     Sensor, Setup)
 from . import parameters
 from .conversions import (desired_from_array, desired_from_trajectory, JointStateMerger,
                           to_float_array, trajectory_to_arrays, wrench_to_array)
@@ -88,12 +88,12 @@ class DynamicsNode(Node):
         self._compiling = False
         self._topic_payloads = {}  # link -> rbd.Payload from ~/payload
         self._saturated = ()
-        self._counts = {key: 0 for key in (
+        self._counts = dict.fromkeys((
             'joint_states', 'outputs', 'descriptions', 'descriptions_rejected',
             'rejected_joint_states', 'rejected_desired', 'rejected_wrench',
             'rejected_no_model', 'incomplete_joint_states', 'non_finite_outputs',
             'rejected_parameters', 'skipped_while_compiling', 'rejected_payload',
-            'rejected_tare', 'saturated_cycles', 'trajectories', 'rejected_trajectory')}
+            'rejected_tare', 'saturated_cycles', 'trajectories', 'rejected_trajectory'), 0)
         self._last_error = {}
         self._last_joint_state_ns = None
         self._compute_ns = []

@@ -9,10 +9,10 @@ every change.
 
 import math
 
-from rclpy.parameter import Parameter
-
 import rbd_dynamics as rbd
 from rbd_dynamics.controller import COMMAND_OUTPUTS, DRIVE_VELOCITIES
+from rclpy.parameter import Parameter
+
 from .conversions import CONVENTIONS
 
 DESCRIPTION_UPDATES = ('accept', 'lock')
