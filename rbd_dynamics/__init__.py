@@ -1,4 +1,5 @@
-"""Rigid-body inverse dynamics from a URDF: Featherstone's recursive Newton-Euler algorithm.
+"""
+Rigid-body inverse dynamics from a URDF: Featherstone's recursive Newton-Euler algorithm.
 
 The library needs only NumPy (no ROS)::
 
