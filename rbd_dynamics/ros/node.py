@@ -1,4 +1,5 @@
-"""The ``rbd_dynamics`` node: feedforward and gravity-compensation torques over ROS 2.
+"""
+The ``rbd_dynamics`` node: feedforward and gravity-compensation torques over ROS 2.
 
 Inputs: the robot description (parameter or latched topic), ``joint_states`` (merged by name),
 the desired state or accelerations, any number of force/torque sensor wrenches and the payload
@@ -304,8 +305,12 @@ class DynamicsNode(Node):
     # Payloads -----------------------------------------------------------------------------------
 
     def _apply_parameter_payload(self, model, params, previous_link=''):
-        """Put the ``payload.*`` parameters' payload on the model (``ValueError`` when it
-        cannot be: nothing changes then); the payload leaves ``previous_link``."""
+        """
+        Put the ``payload.*`` parameters' payload on the model.
+
+        Put the ``payload.*`` parameters' payload on the model (``ValueError`` when it
+        cannot be: nothing changes then); the payload leaves ``previous_link``.
+        """
         link = params['payload.link']
         if not link:
             if previous_link and previous_link in model.link_body:
@@ -511,8 +516,12 @@ class DynamicsNode(Node):
         gc.freeze()
 
     def _payloads_onto(self, model):
-        """Put the configured payload and those received on ``~/payload`` onto a new model;
-        sentences about those that do not fit it."""
+        """
+        Put the configured and received payloads onto a new model.
+
+        Put the configured payload and those received on ``~/payload`` onto a new model;
+        sentences about those that do not fit it.
+        """
         notes = []
         try:
             self._apply_parameter_payload(model, self._p)

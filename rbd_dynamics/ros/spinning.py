@@ -11,7 +11,8 @@ LOG_PERIOD = 2.0  # s, the rate limit of repeated errors
 
 
 def run(node_factory, args=None):
-    """Init rclpy, build the node, spin until shutdown, clean up (Humble/Jazzy/Kilted style).
+    """
+    Init rclpy, build the node, spin until shutdown, clean up (Humble/Jazzy/Kilted style).
 
     An exception escaping one callback (including rclpy failing to deserialize a message that
     arrived) is logged and counted on the node's ``callback_failures`` attribute; the node
@@ -60,7 +61,8 @@ class _OwnThread(CallbackGroup):
 
 
 class SubscriptionThread:
-    """Serve one subscription of a node on a thread of its own, outside the executor.
+    """
+    Serve one subscription of a node on a thread of its own, outside the executor.
 
     rclpy's executor rebuilds its wait set from every entity of the node on each wake-up and
     wraps each callback in a task: a cost per message several times that of a joint state's
@@ -72,9 +74,12 @@ class SubscriptionThread:
     Create it before the subscription, pass :attr:`callback_group` to ``create_subscription``
     (the executor then leaves that subscription alone), then :meth:`start` it.
 
-    Raises:
-        RuntimeError: this rclpy has no wait set to build the thread on (the constructor
-            fails before anything is created, so the caller can subscribe the usual way).
+    Raises
+    ------
+    RuntimeError
+        this rclpy has no wait set to build the thread on (the constructor
+        fails before anything is created, so the caller can subscribe the usual way).
+
     """
 
     WAIT_NS = 100_000_000  # how often the thread looks at its stop flag
@@ -94,9 +99,13 @@ class SubscriptionThread:
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def start(self, subscription, callback):
-        """Serve ``subscription`` (created in :attr:`callback_group`) with
+        """
+        Serve ``subscription`` on this thread.
+
+        Serve ``subscription`` (created in :attr:`callback_group`) with
         ``callback(msg, newer)``: ``newer`` is True when a newer message was already taken in
-        the same wake-up (the callback is called for it next)."""
+        the same wake-up (the callback is called for it next).
+        """
         self._subscription = subscription
         self._callback = callback
         self._thread.start()
