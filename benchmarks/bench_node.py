@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Node figures over real DDS, each against a reference measured in the same run.
+"""
+Node figures over real DDS, each against a reference measured in the same run.
 
     python benchmarks/bench_node.py latency [--seconds 3] [--blocks 10]
     python benchmarks/bench_node.py startup [--runs 5]
@@ -173,7 +174,8 @@ class Driver:
         self.pub_desired.publish(self.desired)
 
     def run(self, seconds, rate=1000.0, late=0.5):
-        """Publish for ``seconds``: ``{send time [ns]: receive time [ns] or None}``.
+        """
+        Publish for ``seconds``: ``{send time [ns]: receive time [ns] or None}``.
 
         Like a driver's control loop, a tick that comes too late (this process was stalled)
         is skipped rather than sent in a burst with the next ones; :attr:`skipped` counts them.
@@ -233,8 +235,12 @@ def summarize(result, skip=0.5):
 
 
 def node_parameters(urdf):
-    """The node as on a real arm: a compensated and tared wrist sensor, desired input, the
-    drive, clamped effort limits with a rate limit, and a payload in the hand."""
+    """
+    Return the node's parameters for a real arm.
+
+    The node as on a real arm: a compensated and tared wrist sensor, desired input, the
+    drive, clamped effort limits with a rate limit, and a payload in the hand.
+    """
     return {'robot_description': urdf, 'wrench_sensors': ['wrist'],
             'wrench.wrist.topic': '/bench/wrench', 'wrench.wrist.compensate_payload': True,
             'desired_timeout': 0.5, 'kp': [100.0] * 8, 'kd': [20.0] * 8,
@@ -326,8 +332,11 @@ def verdict(ok):
 
 
 def compiled_at(driver, namespace):
-    """Record (in ``driver.compiled``) when the node's diagnostics first say that the compiled
-    path is in use [ns]."""
+    """
+    Record when the node's diagnostics first say that the compiled path is in use.
+
+    The time [ns] goes to ``driver.compiled``.
+    """
     driver.compiled = None
 
     def on_diagnostics(msg):
@@ -340,8 +349,11 @@ def compiled_at(driver, namespace):
 
 
 def startup(args, report):
-    """Description published -> first torque, and -> compiled path in use; warm and cold
-    numba cache."""
+    """
+    Measure description published -> first torque, and -> compiled path in use.
+
+    With a warm and with a cold numba cache.
+    """
     model = rbd.Model.from_urdf_file(demo_urdf_path())
     with open(demo_urdf_path()) as stream:
         urdf = stream.read()

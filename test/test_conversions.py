@@ -1,4 +1,5 @@
-"""Message -> array conversions: merging by name, desired input, wrenches; hostile messages.
+"""
+Message -> array conversions: merging by name, desired input, wrenches; hostile messages.
 
 Message objects are the real generated ROS 2 message classes when they are importable, so the
 field types (``array.array('d')`` sequences) are the ones the node sees.

@@ -1,4 +1,5 @@
-"""The real-robot parts of the library: drive torques, URDF limits and dynamics, payloads.
+"""
+The real-robot parts of the library: drive torques, URDF limits and dynamics, payloads.
 
 - ``drive_torques`` against its closed form, and armature against Pinocchio's ``rnea`` (which
   adds ``model.armature * a``);
@@ -29,7 +30,7 @@ def _demo_text():
 
 
 def _with_fixed_payload(text, link_name, mass, com, inertia):
-    """The description with the payload as a link fixed to ``link_name`` at its origin."""
+    """Return the description with the payload as a link fixed to ``link_name`` at its origin."""
     ixx, ixy, ixz, iyy, iyz, izz = inertia
     extra = (link('payload_body', inertial(mass, com, ixx=ixx, iyy=iyy, izz=izz, ixy=ixy,
                                            ixz=ixz, iyz=iyz))
@@ -201,8 +202,12 @@ def test_bad_payloads_are_refused_and_change_nothing(bad, word):
 
 
 def test_no_torn_reads_while_the_payload_changes():
-    """One thread computes while another switches the payload between two values: every result
-    is the torque of one payload or of the other, never of a mix."""
+    """
+    No torn reads while the payload changes.
+
+    One thread computes while another switches the payload between two values: every result
+    is the torque of one payload or of the other, never of a mix.
+    """
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', rbd.InertiaWarning)
         model = rbd.Model.from_urdf_file(demo_urdf_path())

@@ -1,4 +1,7 @@
-"""Launch test: the installed launch file starts a node that answers joint states, from the
+"""
+Launch test of the installed launch file.
+
+Launch test: the installed launch file starts a node that answers joint states, from the
 installed demo arm and from a xacro file with an argument (description_file, xacro_args).
 
 Runs under ``colcon test`` on a ROS 2 install (launch_testing's pytest plugin). Where

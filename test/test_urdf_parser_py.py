@@ -1,4 +1,7 @@
-"""urdf_parser_py (``urdfdom_py``) against our reader on every description example-robot-data
+"""
+Cross-check against urdf_parser_py.
+
+urdf_parser_py (``urdfdom_py``) against our reader on every description example-robot-data
 ships, and ``Model.from_urdf_robot`` against ``Model.from_urdf``.
 
 Both readers must give the same links (mass, centre of mass, inertia) and joints (type, parent,

@@ -1,4 +1,5 @@
-"""xacro files: the library, the command line and the messages when xacro fails or is missing.
+"""
+xacro files: the library, the command line and the messages when xacro fails or is missing.
 
 ``descriptions/two_link.urdf.xacro`` uses a macro, a property and an argument;
 ``descriptions/two_link.urdf`` is its expansion with ``link_mass:=2.0``, written out by hand.
