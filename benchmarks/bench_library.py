@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Library figures against Pinocchio, measured side by side in one run.
+"""
+Library figures against Pinocchio, measured side by side in one run.
 
     python benchmarks/bench_library.py [--quick] [--out benchmarks/results/library.json]
     python benchmarks/bench_library.py --baseline DIR [--quick]
@@ -80,7 +81,7 @@ def row(report, name, ours, ref, target, unit=1e-6, label='us'):
 
 
 def load_baseline(directory):
-    """The ``rbd_dynamics`` package in ``directory``, imported as ``rbd_dynamics_baseline``."""
+    """Import the ``rbd_dynamics`` package in ``directory`` as ``rbd_dynamics_baseline``."""
     import importlib.util
     init = os.path.join(os.path.abspath(directory), 'rbd_dynamics', '__init__.py')
     if not os.path.isfile(init):

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Node figures over real DDS, each against a reference measured in the same run.
+"""
+Node figures over real DDS, each against a reference measured in the same run.
 
     python benchmarks/bench_node.py latency [--seconds 3] [--blocks 10]
     python benchmarks/bench_node.py startup [--runs 5]
@@ -39,24 +40,22 @@ import tempfile
 import threading
 import time
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 os.environ.setdefault('ROS_DOMAIN_ID', str(101 - os.getpid() % 50))
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 
-import rclpy  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from geometry_msgs.msg import WrenchStamped  # noqa: E402
+import numpy as np  # noqa: E402
+import rbd_dynamics as rbd  # noqa: E402
+from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
+import rclpy  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
-
-import rbd_dynamics as rbd  # noqa: E402
-from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
 
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -175,7 +174,8 @@ class Driver:
         self.pub_desired.publish(self.desired)
 
     def run(self, seconds, rate=1000.0, late=0.5):
-        """Publish for ``seconds``: ``{send time [ns]: receive time [ns] or None}``.
+        """
+        Publish for ``seconds``: ``{send time [ns]: receive time [ns] or None}``.
 
         Like a driver's control loop, a tick that comes too late (this process was stalled)
         is skipped rather than sent in a burst with the next ones; :attr:`skipped` counts them.
@@ -235,8 +235,12 @@ def summarize(result, skip=0.5):
 
 
 def node_parameters(urdf):
-    """The node as on a real arm: a compensated and tared wrist sensor, desired input, the
-    drive, clamped effort limits with a rate limit, and a payload in the hand."""
+    """
+    Return the node's parameters for a real arm.
+
+    The node as on a real arm: a compensated and tared wrist sensor, desired input, the
+    drive, clamped effort limits with a rate limit, and a payload in the hand.
+    """
     return {'robot_description': urdf, 'wrench_sensors': ['wrist'],
             'wrench.wrist.topic': '/bench/wrench', 'wrench.wrist.compensate_payload': True,
             'desired_timeout': 0.5, 'kp': [100.0] * 8, 'kd': [20.0] * 8,
@@ -328,8 +332,11 @@ def verdict(ok):
 
 
 def compiled_at(driver, namespace):
-    """Record (in ``driver.compiled``) when the node's diagnostics first say that the compiled
-    path is in use [ns]."""
+    """
+    Record when the node's diagnostics first say that the compiled path is in use.
+
+    The time [ns] goes to ``driver.compiled``.
+    """
     driver.compiled = None
 
     def on_diagnostics(msg):
@@ -342,8 +349,11 @@ def compiled_at(driver, namespace):
 
 
 def startup(args, report):
-    """Description published -> first torque, and -> compiled path in use; warm and cold
-    numba cache."""
+    """
+    Measure description published -> first torque, and -> compiled path in use.
+
+    With a warm and with a cold numba cache.
+    """
     model = rbd.Model.from_urdf_file(demo_urdf_path())
     with open(demo_urdf_path()) as stream:
         urdf = stream.read()

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Every performance target with its figure and verdict, from the benchmarks' JSON results.
+"""
+Every performance target with its figure and verdict, from the benchmarks' JSON results.
 
     python benchmarks/summary.py [--results benchmarks/results]
 
@@ -26,7 +27,7 @@ def load(directory, name):
 
 
 def targets(library, node, soak):
-    """``(what, measured, met)`` rows; ``met`` is None when the figure is missing."""
+    """Return the ``(what, measured, met)`` rows; ``met`` is None when the figure is missing."""
     rows = []
     for case, target in (('rnea, 7-DoF arm (panda)', '<= 1.0x pin.rnea'),
                          ('rnea, 32-DoF humanoid (talos_reduced)', '<= 1.0x pin.rnea'),

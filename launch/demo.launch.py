@@ -1,4 +1,5 @@
-"""The demo on a ROS install: MuJoCo arm, trajectory publisher and the rbd_dynamics node.
+"""
+The demo on a ROS install: MuJoCo arm, trajectory publisher and the rbd_dynamics node.
 
     ros2 launch rbd_dynamics demo.launch.py
 

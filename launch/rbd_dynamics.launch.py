@@ -1,22 +1,31 @@
-"""Start the rbd_dynamics node.
+"""
+Start the rbd_dynamics node.
 
-Arguments:
-    namespace: namespace of the node and of its relative topics (joint_states,
-        robot_description), e.g. the robot's namespace.
-    use_sim_time: take time from /clock (Gazebo, the MuJoCo driver).
-    params_file: parameters file; default: the package's config/rbd_dynamics.yaml.
-    description_file: optional URDF or xacro file for the robot_description parameter; a
-        name ending in .xacro is expanded with xacro (``xacro_args``: its name:=value
-        arguments, space separated); empty: the node subscribes to the robot_description topic
-        (robot_state_publisher latches it).
-    urdf_file: the same as description_file (kept for existing launch commands).
-    commands_topic: optional topic ~/effort_commands is remapped to, e.g.
-        /effort_controller/commands for a ros2_control forward_command_controller.
+Parameters
+----------
+namespace
+    namespace of the node and of its relative topics (joint_states,
+    robot_description), e.g. the robot's namespace.
+use_sim_time
+    take time from /clock (Gazebo, the MuJoCo driver).
+params_file
+    parameters file; default: the package's config/rbd_dynamics.yaml.
+description_file
+    optional URDF or xacro file for the robot_description parameter; a
+    name ending in .xacro is expanded with xacro (``xacro_args``: its name:=value
+    arguments, space separated); empty: the node subscribes to the robot_description topic
+    (robot_state_publisher latches it).
+urdf_file
+    the same as description_file (kept for existing launch commands).
+commands_topic
+    optional topic ~/effort_commands is remapped to, e.g.
+    /effort_controller/commands for a ros2_control forward_command_controller.
 
 Example::
 
     ros2 launch rbd_dynamics rbd_dynamics.launch.py description_file:=/path/robot.urdf.xacro \
         xacro_args:="arm_id:=fr3" use_sim_time:=true commands_topic:=/effort_controller/commands
+
 """
 
 import os

@@ -1,4 +1,5 @@
-"""Rigid-body inverse dynamics from a URDF: Featherstone's recursive Newton-Euler algorithm.
+"""
+Rigid-body inverse dynamics from a URDF: Featherstone's recursive Newton-Euler algorithm.
 
 The library needs only NumPy (no ROS)::
 
@@ -14,7 +15,7 @@ The ROS 2 node lives in :mod:`rbd_dynamics.ros`.
 from .description import Description, UrdfError
 from .drive import drive_torques
 from .dynamics import gravity_torques, payload_wrench, rnea
-from .joints import SUPPORTED_JOINT_TYPES, jcalc, JointModel
+from .joints import jcalc, JointModel, SUPPORTED_JOINT_TYPES
 from .model import DescriptionWarning, InertiaWarning, Model, Payload, UnknownLinkError
 from .urdf import MAX_DESCRIPTION_BYTES, parse_urdf
 

@@ -1,4 +1,5 @@
-"""Compiled RNEA: the algorithm of :mod:`rbd_dynamics.dynamics` on a packed model, with numba.
+"""
+Compiled RNEA: the algorithm of :mod:`rbd_dynamics.dynamics` on a packed model, with numba.
 
 The reference implementation multiplies 6x6 matrices; here each transform is kept as a rotation
 ``E`` and a translation ``r`` (``X = rot(E) xlt(r)``), inertias as mass, first moment ``h = m c``
@@ -82,7 +83,7 @@ except ImportError as _err:  # pragma: no cover - exercised where numba is absen
 
 
 def numpy_path_note():
-    """The one-line note a program shows when the compiled path is unavailable, else ``''``."""
+    """Return the note a program shows when the compiled path is unavailable, else ``''``."""
     if AVAILABLE:
         return ''
     return ('numba not available (%s): NumPy path, about %d times slower'
@@ -147,8 +148,11 @@ Layout = collections.namedtuple('Layout', (
 
 
 def decode(blob):
-    """The :class:`Layout` of ``blob``: views, nothing copied. The one reader of the packed
-    layout, for the Python side and (compiled inline) for the kernels."""
+    """
+    Return the :class:`Layout` of ``blob``: views, nothing copied.
+
+    The one reader of the packed layout, for the Python side and (compiled inline) for the kernels.
+    """
     bits = blob.view(np.int64)
     n = bits[0]
     ints = bits[1:1 + n]
@@ -176,8 +180,12 @@ def decode(blob):
 
 
 def z_to_axis(axis):
-    """The rotation ``Q`` (3x3) that turns z onto the unit vector ``axis``: identity for z, half
-    a turn about x for -z, the smallest turn otherwise."""
+    """
+    Return the rotation ``Q`` (3x3) that turns z onto the unit vector ``axis``.
+
+    The rotation ``Q`` (3x3) that turns z onto the unit vector ``axis``: identity for z, half
+    a turn about x for -z, the smallest turn otherwise.
+    """
     k = np.array([-axis[1], axis[0], 0.0])  # z x axis
     sin = np.linalg.norm(k)
     if sin == 0.0:
@@ -194,17 +202,26 @@ def _rot6(E):
 
 
 class PackedModel:
-    """Flat arrays of a :class:`~rbd_dynamics.model.Model` for the compiled kernels.
+    """
+    Flat arrays of a :class:`~rbd_dynamics.model.Model` for the compiled kernels.
 
-    Attributes:
-        blob: the packed model and its workspace.
-        layout: the :class:`Layout` (named views) of ``blob``; each of its fields is also an
-            attribute (``zero_v``: ``(nv,)`` zeros, ``inertia``: ``(nb, 10)``, ...).
-        rotation: ``(nb, 3, 3)`` ``Q`` of each body: model body coordinates = ``Q`` packed ones.
-        link_wrench_to_body: link -> ``(6, 6)`` map of a public wrench (force first, link
-            coordinates) to a body force in packed body coordinates, for links on moving bodies.
-        zero_fext: ``(nb, 6)`` zeros, never written: no external force.
-        rnea1, gravity1, body_force1: the entry points of :data:`ENTRY`, set by :func:`warm_up`.
+    Attributes
+    ----------
+    blob
+        the packed model and its workspace.
+    layout
+        the :class:`Layout` (named views) of ``blob``; each of its fields is also an
+        attribute (``zero_v``: ``(nv,)`` zeros, ``inertia``: ``(nb, 10)``, ...).
+    rotation
+        ``(nb, 3, 3)`` ``Q`` of each body: model body coordinates = ``Q`` packed ones.
+    link_wrench_to_body
+        link -> ``(6, 6)`` map of a public wrench (force first, link
+        coordinates) to a body force in packed body coordinates, for links on moving bodies.
+    zero_fext
+        ``(nb, 6)`` zeros, never written: no external force.
+    rnea1, gravity1, body_force1
+        the entry points of :data:`ENTRY`, set by :func:`warm_up`.
+
     """
 
     def __init__(self, model):
@@ -271,8 +288,12 @@ class PackedModel:
             setattr(self, name, view)
 
     def pack_inertia(self, inertia):
-        """``(nb, 6, 6)`` spatial inertias in model body coordinates -> ``(nb, 10)``: mass,
-        ``h = m c`` and the rotational inertia at the origin, in packed body coordinates."""
+        """
+        Pack ``(nb, 6, 6)`` spatial inertias into ``(nb, 10)`` rows.
+
+        ``(nb, 6, 6)`` spatial inertias in model body coordinates -> ``(nb, 10)``: mass,
+        ``h = m c`` and the rotational inertia at the origin, in packed body coordinates.
+        """
         out = np.zeros((inertia.shape[0], INERTIA_FLOATS))
         for i, Q in enumerate(self.rotation):
             R = _rot6(Q)
@@ -285,8 +306,12 @@ class PackedModel:
         return out
 
     def with_inertia(self, inertia):
-        """A copy whose bodies have the ``(nb, 6, 6)`` inertias (model body coordinates), with
-        its own workspace."""
+        """
+        Return a copy with other inertias and its own workspace.
+
+        A copy whose bodies have the ``(nb, 6, 6)`` inertias (model body coordinates), with
+        its own workspace.
+        """
         other = copy.copy(self)
         other.blob = self.blob.copy()
         other._views()
@@ -302,8 +327,13 @@ class PackedModel:
 
 
 def single_state_inputs(q, qd=None, qdd=None):
-    """True when the arrays may go to an :data:`ENTRY` function: float64 vectors (any
-    strides). Those functions skip numba's type checks, so anything else must not reach them."""
+    """
+    Tell whether the arrays may go to an :data:`ENTRY` function.
+
+    True when the arrays may go to an :data:`ENTRY` function: float64 vectors (any strides).
+
+    Those functions skip numba's type checks, so anything else must not reach them.
+    """
     try:
         return (q.dtype is _F8 and q.ndim == 1
                 and (qd is None or (qd.dtype is _F8 and qd.ndim == 1))
@@ -313,10 +343,14 @@ def single_state_inputs(q, qd=None, qdd=None):
 
 
 def _kernel(**options):
-    """``njit``, cached, and without numba's reference-counting runtime where this numba
+    """
+    Compile a kernel the one way every function here is compiled.
+
+    ``njit``, cached, and without numba's reference-counting runtime where this numba
     version can leave it out. Every compiled function here is built this way: a function that
     both kinds of caller share would otherwise be cached for one kind and loaded for the
-    other."""
+    other.
+    """
     try:
         return njit(cache=True, _nrt=False, **options)
     except (KeyError, TypeError):  # pragma: no cover - numba without that option
@@ -389,7 +423,7 @@ if AVAILABLE:
 
     @_kernel(inline='always')
     def _matmul(A, B):
-        """``A B``."""
+        """Return the 3x3 product ``A B`` (row-major, flat)."""
         return (A[0] * B[0] + A[1] * B[3] + A[2] * B[6],
                 A[0] * B[1] + A[1] * B[4] + A[2] * B[7],
                 A[0] * B[2] + A[1] * B[5] + A[2] * B[8],
@@ -410,8 +444,12 @@ if AVAILABLE:
 
     @_kernel(inline='always')
     def _transpose_force_transform(E, r, n, f):
-        """``X^T f = (E^T n + r x E^T f, E^T f)``: a force of the child frame in the parent
-        frame (Eq. 2.25)."""
+        """
+        Transform a force of the child frame to the parent frame (Eq. 2.25).
+
+        ``X^T f = (E^T n + r x E^T f, E^T f)``: a force of the child frame in the parent
+        frame (Eq. 2.25).
+        """
         g = _rotate_t(E, f)
         return _add(_rotate_t(E, n), _cross(r, g)), g
 
@@ -427,8 +465,12 @@ if AVAILABLE:
 
     @_kernel(inline='always')
     def _inertia_product(inertia, i, w, v):
-        """``I m = (Ibar w + h x v, m v - h x w)`` for the inertia of body ``i``: mass ``m``,
-        ``h = m c`` and ``Ibar`` about the body origin (Eq. 2.63)."""
+        """
+        Multiply a motion by the spatial inertia of body ``i`` (Eq. 2.63).
+
+        ``I m = (Ibar w + h x v, m v - h x w)`` for the inertia of body ``i``: mass ``m``,
+        ``h = m c`` and ``Ibar`` about the body origin (Eq. 2.63).
+        """
         m = inertia[i, IN_MASS]
         h = _row3(inertia, i, IN_H)
         xx, xy, xz, yy, yz, zz = (inertia[i, IN_ROT], inertia[i, IN_ROT + 1],
@@ -456,8 +498,12 @@ if AVAILABLE:
 
     @_kernel()
     def _axis_rotation(angle, axis):
-        """``R(axis, angle)^T``: the rotation of a turn by ``angle`` about the unit ``axis``,
-        as a coordinate transform."""
+        """
+        Return the coordinate transform of a turn about a unit axis.
+
+        ``R(axis, angle)^T``: the rotation of a turn by ``angle`` about the unit ``axis``,
+        as a coordinate transform.
+        """
         ax, ay, az = axis
         c = np.cos(angle)
         s = np.sin(angle)
@@ -482,8 +528,12 @@ if AVAILABLE:
 
     @_kernel(inline='always')
     def _one_dof_transform(body, i, jt, x):
-        """``E``, ``r`` of body ``i``, whose joint moves about / along z by ``x``:
-        ``E = Rz(x)^T Et`` (two rows turn), ``r = rt + Et^T z sl x``."""
+        """
+        Return ``E``, ``r`` of a body whose 1-DoF joint moves about / along z.
+
+        ``E``, ``r`` of body ``i``, whose joint moves about / along z by ``x``:
+        ``E = Rz(x)^T Et`` (two rows turn), ``r = rt + Et^T z sl x``.
+        """
         Et = _row9(body, i, B_ET)
         rt = _row3(body, i, B_RT)
         if jt == JT_PRISMATIC:
@@ -502,9 +552,13 @@ if AVAILABLE:
 
     @_kernel()
     def _multi_dof_transform(body, S, i, jt, qf, qi, vi):
-        """``E``, ``r`` and the number of columns of ``S`` of body ``i``, whose spherical,
+        """
+        Return ``E``, ``r`` and the motion subspace of a multi-DoF joint.
+
+        ``E``, ``r`` and the number of columns of ``S`` of body ``i``, whose spherical,
         floating or planar joint has coordinates ``qf[qi:]``; writes those columns into rows
-        ``vi...`` of ``S``."""
+        ``vi...`` of ``S``.
+        """
         zero = (0.0, 0.0, 0.0)
         if jt == JT_PLANAR:  # q = [x y theta]: along e1, along e2, about the axis
             axis = _row3(body, i, B_AXIS)
@@ -557,8 +611,12 @@ if AVAILABLE:
 
     @_kernel(inline='always')
     def _joint_transform(layout, i):
-        """``E``, ``r`` of body ``i`` (stored in the work row for the backward pass) and the
-        number of its joint's velocities; ``S`` of a multi-DoF joint is written."""
+        """
+        Return ``E``, ``r`` of body ``i`` and the number of its joint's velocities.
+
+        ``E``, ``r`` of body ``i`` (stored in the work row for the backward pass) and the
+        number of its joint's velocities; ``S`` of a multi-DoF joint is written.
+        """
         bi = layout.body_ints
         jt = bi[i, BI_JTYPE]
         if jt <= ONE_DOF:
@@ -628,8 +686,12 @@ if AVAILABLE:
 
     @_kernel()
     def _static_state(layout, q, fext, tau):
-        """RNEA with zero velocity and acceleration: only linear accelerations (gravity)
-        propagate, ``n = h x a``, ``f = m a`` (``a`` linear)."""
+        """
+        Run the forward pass of a static state.
+
+        RNEA with zero velocity and acceleration: only linear accelerations (gravity)
+        propagate, ``n = h x a``, ``f = m a`` (``a`` linear).
+        """
         bi, inertia, wb = layout.body_ints, layout.inertia, layout.work
         g = layout.gravity
         _positions(layout, q)
@@ -645,8 +707,12 @@ if AVAILABLE:
 
     @_kernel(inline='always')
     def _backward(layout, tau):
-        """Backward pass: ``tau_i = S_i^T f_i``, ``f_parent += X^T f_i``; then fold mimic
-        joints into their masters."""
+        """
+        Run the backward pass and fold mimic joints into their masters.
+
+        Backward pass: ``tau_i = S_i^T f_i``, ``f_parent += X^T f_i``; then fold mimic
+        joints into their masters.
+        """
         bi, body, wb, S, tauf = (layout.body_ints, layout.body, layout.work, layout.subspace,
                                  layout.tauf)
         for i in range(layout.header[H_NB] - 1, -1, -1):
@@ -694,8 +760,12 @@ if AVAILABLE:
 
     @_kernel()
     def body_force1(blob, q, qd, qdd, fext, static, body, out):
-        """One state (static: ``qd``, ``qdd`` unused); ``out`` gets the force ``[n, f]`` of
-        ``body`` after the backward pass, everything beyond it included. 1 for bad sizes."""
+        """
+        Compute the force that carries ``body`` and everything beyond it.
+
+        One state (static: ``qd``, ``qdd`` unused); ``out`` gets the force ``[n, f]`` of
+        ``body`` after the backward pass, everything beyond it included. 1 for bad sizes.
+        """
         layout = _decode(blob)
         hdr = layout.header
         nv = hdr[H_NV]
@@ -723,15 +793,19 @@ if AVAILABLE:
 
     @_kernel()
     def _batch(blob, q, qd, qdd, fext, tau, mode):
-        """The single-state kernels over ``q (B, nq)``."""
+        """Run the single-state kernels over ``q (B, nq)``."""
         layout = _decode(blob)
         for s in range(q.shape[0]):
             _batch_state(layout, q, qd, qdd, fext, tau, mode, s)
 
     @_kernel(parallel=True)
     def _batch_parallel(blobs, q, qd, qdd, fext, tau, mode):
-        """:func:`_batch` split into ranges run on numba's threads, one copy of the blob (and
-        so of the workspace) in each row of ``blobs``."""
+        """
+        Run :func:`_batch` in ranges on numba's threads.
+
+        :func:`_batch` split into ranges run on numba's threads, one copy of the blob (and
+        so of the workspace) in each row of ``blobs``.
+        """
         count = q.shape[0]
         chunks = blobs.shape[0]
         size = (count + chunks - 1) // chunks
@@ -751,7 +825,10 @@ ENTRY = {}
 
 
 def rnea_batch(packed, q, qd, qdd, fext, tau, mode=MODE_FULL):
-    """Run the compiled RNEA on contiguous ``(B, n)`` arrays; ``fext`` ``(B or 1, nb, 6)`` in
+    """
+    Run the compiled RNEA on a batch.
+
+    Run the compiled RNEA on contiguous ``(B, n)`` arrays; ``fext`` ``(B or 1, nb, 6)`` in
     packed body coordinates.
 
     The batch works in its own copies of the workspace, so it never disturbs single calls.
@@ -764,7 +841,10 @@ def rnea_batch(packed, q, qd, qdd, fext, tau, mode=MODE_FULL):
 
 
 def warm_up(packed):
-    """Compile (or load from numba's on-disk cache) the single-state kernels, fill
+    """
+    Compile the single-state kernels and give ``packed`` its entry points.
+
+    Compile (or load from numba's on-disk cache) the single-state kernels, fill
     :data:`ENTRY` and give ``packed`` its entry points.
 
     The single-state entry points are compiled for float64 vectors of any strides (read, never
@@ -807,14 +887,18 @@ def warm_up(packed):
 
 
 def _entry_point(dispatcher):
-    """The compiled function behind a dispatcher with one signature, or the dispatcher."""
+    """Return the compiled function behind a dispatcher with one signature, or the dispatcher."""
     overloads = list(getattr(dispatcher, 'overloads', {}).values())
     entry = getattr(overloads[0], 'entry_point', None) if len(overloads) == 1 else None
     return entry if callable(entry) else dispatcher
 
 
 def _neutral(packed):
-    """A valid configuration: zeros, with unit quaternions for spherical and floating joints."""
+    """
+    Return a valid configuration.
+
+    Zeros, with unit quaternions for spherical and floating joints.
+    """
     q = np.zeros(packed.nq)
     for jt, q_start in packed.body_ints[:, [BI_JTYPE, BI_Q_START]]:
         if jt == JT_SPHERICAL or jt == JT_FLOATING:

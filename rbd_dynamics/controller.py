@@ -1,4 +1,5 @@
-"""The node's torque law, arrays in and arrays out: no ROS here.
+"""
+The node's torque law, arrays in and arrays out: no ROS here.
 
 :class:`Controller` turns a measured state into the torques the node publishes::
 
@@ -35,18 +36,30 @@ PER_JOINT = {
 
 
 class Config:
-    """The configuration a :class:`Setup` is built from (the node's parameters, by name).
+    """
+    The configuration a :class:`Setup` is built from (the node's parameters, by name).
 
-    Attributes:
-        joints: output order; empty: the model's independent joints.
-        per_joint: name of :data:`PER_JOINT` -> list in ``joints`` order (empty: the default).
-        command_output: one of :data:`COMMAND_OUTPUTS`.
-        desired_timeout: [s]; 0: never expires.
-        drive_compensate: add the drive torques to the feedforward.
-        drive_velocity: one of :data:`DRIVE_VELOCITIES`.
-        coulomb_velocity: width of the smooth sign [rad/s or m/s].
-        clamp: clamp the command to the effort limits.
-        effort_rate: largest change of a command per second [N m/s]; 0: none.
+    Attributes
+    ----------
+    joints
+        output order; empty: the model's independent joints.
+    per_joint
+        name of :data:`PER_JOINT` -> list in ``joints`` order (empty: the default).
+    command_output
+        one of :data:`COMMAND_OUTPUTS`.
+    desired_timeout
+        [s]; 0: never expires.
+    drive_compensate
+        add the drive torques to the feedforward.
+    drive_velocity
+        one of :data:`DRIVE_VELOCITIES`.
+    coulomb_velocity
+        width of the smooth sign [rad/s or m/s].
+    clamp
+        clamp the command to the effort limits.
+    effort_rate
+        largest change of a command per second [N m/s]; 0: none.
+
     """
 
     def __init__(self, joints=(), command_output='feedforward', desired_timeout=0.1,
@@ -67,7 +80,7 @@ class Config:
 
     @classmethod
     def from_parameters(cls, params):
-        """A configuration from parameter values by their node names (``drive.viscous``...)."""
+        """Build a configuration from parameters by their node names (``drive.viscous``...)."""
         per_joint = {name: params.get(name, ()) for name in PER_JOINT}
         return cls(joints=params.get('joints', ()),
                    command_output=params.get('command_output', 'feedforward'),
@@ -80,8 +93,12 @@ class Config:
 
 
 def check_lengths(config, count):
-    """Why the per-joint lists do not fit ``count`` joints, or ``''`` (``count`` ``None``: the
-    number of joints is not known yet)."""
+    """
+    Say why the per-joint lists do not fit ``count`` joints.
+
+    Why the per-joint lists do not fit ``count`` joints, or ``''`` (``count`` ``None``: the
+    number of joints is not known yet).
+    """
     if count is None:
         return ''
     for name, values in config.per_joint.items():
@@ -91,26 +108,46 @@ def check_lengths(config, count):
 
 
 class Setup:
-    """Everything derived from one model and one configuration; replaced, never mutated.
+    """
+    Everything derived from one model and one configuration; replaced, never mutated.
 
-    Attributes:
-        model: the :class:`~rbd_dynamics.Model`.
-        config: the :class:`Config`.
-        joints: output order.
-        index: independent joint name -> model index.
-        rows: ``(len(joints),)`` model index of each output joint.
-        reorder: ``rows``, or ``None`` when the outputs are in model order.
-        kp, kd: ``(nv,)`` gains in model order, zero outside ``joints``.
-        viscous, coulomb, armature: ``(nv,)`` drive coefficients in model order.
-        effort_limits: ``(len(joints),)`` limits of the outputs, ``inf`` for none.
-        continuous: ``(nv,)`` bool, joints whose position error wraps to [-pi, pi).
-        zero: ``(nv,)`` zeros.
+    Attributes
+    ----------
+    model
+        the :class:`~rbd_dynamics.Model`.
+    config
+        the :class:`Config`.
+    joints
+        output order.
+    index
+        independent joint name -> model index.
+    rows
+        ``(len(joints),)`` model index of each output joint.
+    reorder
+        ``rows``, or ``None`` when the outputs are in model order.
+    kp, kd
+        ``(nv,)`` gains in model order, zero outside ``joints``.
+    viscous, coulomb, armature
+        ``(nv,)`` drive coefficients in model order.
+    effort_limits
+        ``(len(joints),)`` limits of the outputs, ``inf`` for none.
+    continuous
+        ``(nv,)`` bool, joints whose position error wraps to [-pi, pi).
+    zero
+        ``(nv,)`` zeros.
+
     """
 
     def __init__(self, model, config):
-        """Raises:
-            ValueError: ``joints`` names something that is not an independent joint, lists a
-                joint twice, or a per-joint list has the wrong length.
+        """
+        Check the configuration against the model and set up the output order.
+
+        Raises
+        ------
+        ValueError
+            ``joints`` names something that is not an independent joint, lists a joint twice,
+            or a per-joint list has the wrong length.
+
         """
         self.model = model
         self.config = config
@@ -153,7 +190,7 @@ class Setup:
         self.drive_desired_velocity = config.drive_velocity == 'desired'
 
     def _model_order(self, values, default):
-        """A list in ``joints`` order as a model-order array; the default where not given."""
+        """Return a ``joints``-order list as a model-order array; the default where not given."""
         out = np.array(default, dtype=float)
         if len(values):
             out[self.rows] = values
@@ -165,17 +202,26 @@ class Setup:
 
 
 class Sensor:
-    """A force/torque sensor: its configuration, latest reading and tare bias.
+    """
+    A force/torque sensor: its configuration, latest reading and tare bias.
 
-    Attributes:
-        name: the sensor's name.
-        frame: link override ('' = the reading's own frame).
-        timeout_ns: older readings are dropped; 0: never.
-        compensate: add the modelled wrench of the bodies beyond the frame.
-        reading: ``None`` or ``(arrival [ns], link, (6,) wrench applied on the robot)``, the
-            bias not removed.
-        bias: ``None`` or ``(link, (6,))``: what :meth:`Controller.tare` found; removed from
-            every reading on that link.
+    Attributes
+    ----------
+    name
+        the sensor's name.
+    frame
+        link override ('' = the reading's own frame).
+    timeout_ns
+        older readings are dropped; 0: never.
+    compensate
+        add the modelled wrench of the bodies beyond the frame.
+    reading
+        ``None`` or ``(arrival [ns], link, (6,) wrench applied on the robot)``, the
+        bias not removed.
+    bias
+        ``None`` or ``(link, (6,))``: what :meth:`Controller.tare` found; removed from
+        every reading on that link.
+
     """
 
     def __init__(self, name, frame='', timeout=0.1, compensate=False):
@@ -188,7 +234,7 @@ class Sensor:
         self.received = 0
 
     def fresh(self, now_ns):
-        """The reading if it is not older than the timeout, else ``None``."""
+        """Return the reading if it is not older than the timeout, else ``None``."""
         reading = self.reading
         if reading is None or (self.timeout_ns and now_ns - reading[0] > self.timeout_ns):
             return None
@@ -196,13 +242,19 @@ class Sensor:
 
 
 class Output:
-    """Torques of one state, in output order.
+    """
+    Torques of one state, in output order.
 
-    Attributes:
-        feedforward, gravity: ``(len(joints),)`` rigid-body (+ drive) torques, never clamped.
-        command: ``(len(joints),)`` what ``~/effort_commands`` carries (clamped and rate
-            limited when configured).
-        saturated: names of the joints whose command exceeded its limit (before clamping).
+    Attributes
+    ----------
+    feedforward, gravity
+        ``(len(joints),)`` rigid-body (+ drive) torques, never clamped.
+    command
+        ``(len(joints),)`` what ``~/effort_commands`` carries (clamped and rate
+        limited when configured).
+    saturated
+        names of the joints whose command exceeded its limit (before clamping).
+
     """
 
     __slots__ = ('feedforward', 'gravity', 'command', 'saturated')
@@ -215,7 +267,8 @@ class Output:
 
 
 class Controller:
-    """The torque law of the node, with the inputs it keeps between states.
+    """
+    The torque law of the node, with the inputs it keeps between states.
 
     The desired input, sensor readings and biases are each swapped in whole (one reference),
     so :meth:`compute` may run on one thread while the setters run on another.
@@ -229,12 +282,16 @@ class Controller:
     # Inputs -------------------------------------------------------------------------------------
 
     def set_desired(self, model, desired, now_ns):
-        """Keep a desired input (:class:`~rbd_dynamics.ros.conversions.Desired`, model order)
-        that arrived at ``now_ns``."""
+        """
+        Keep a desired input.
+
+        Keep a desired input (:class:`~rbd_dynamics.ros.conversions.Desired`, model order)
+        that arrived at ``now_ns``.
+        """
         self.desired = (model, now_ns, desired)
 
     def fresh_desired(self, setup, now_ns):
-        """The desired input if it belongs to the setup's model and is fresh, else ``None``."""
+        """Return the desired input if fresh and of the setup's model, else ``None``."""
         entry = self.desired
         if entry is None or entry[0] is not setup.model:
             return None
@@ -244,7 +301,7 @@ class Controller:
 
     @staticmethod
     def reading_link(sensor, frame_id, model):
-        """The link a reading acts on, or ``ValueError`` naming why it cannot be used."""
+        """Return the link a reading acts on; ``ValueError`` names why it cannot be used."""
         link = sensor.frame or frame_id
         if not link:
             raise ValueError('sensor %s: empty header.frame_id and no wrench.%s.frame override'
@@ -278,10 +335,13 @@ class Controller:
                              setup.config.coulomb_velocity)
 
     def wrenches(self, setup, q, qd, qdd, now_ns):
-        """External wrenches of the fresh readings, for the feedforward and for gravity.
+        """
+        External wrenches of the fresh readings, for the feedforward and for gravity.
 
-        Returns:
-            ``(f_ff, f_g)``: ``None`` or ``{link: (6,)}`` each.
+        Returns
+        -------
+        ``(f_ff, f_g)``: ``None`` or ``{link: (6,)}`` each.
+
         """
         f_ff = f_g = None
         link_body = setup.model.link_body
@@ -306,11 +366,14 @@ class Controller:
         return f_ff, f_g
 
     def compute(self, setup, q, qd, now_ns):
-        """Torques for the measured state ``q``, ``qd`` (model order) at time ``now_ns``.
+        """
+        Torques for the measured state ``q``, ``qd`` (model order) at time ``now_ns``.
 
-        Returns:
-            An :class:`Output`, or ``None`` when a torque would not be finite (nothing must be
-            published then).
+        Returns
+        -------
+        An :class:`Output`, or ``None`` when a torque would not be finite (nothing must be
+        published then).
+
         """
         model = setup.model
         desired = self.fresh_desired(setup, now_ns)
@@ -329,7 +392,10 @@ class Controller:
         return Output(tau_ff, tau_g, command, saturated)
 
     def limit(self, setup, command, now_ns):
-        """The command clamped to the effort limits (with ``limits.clamp``) and rate limited
+        """
+        Clamp and rate limit the command.
+
+        The command clamped to the effort limits (with ``limits.clamp``) and rate limited
         (with ``limits.effort_rate``), and the joints whose command exceeded its limit.
 
         The rate limit starts from the previous command of the same setup; the first command
@@ -355,22 +421,32 @@ class Controller:
     # Trajectories ------------------------------------------------------------------------------
 
     def trajectory_efforts(self, setup, rows, positions, velocities, accelerations, held):
-        """Efforts of a planned trajectory at every point, in one batch.
+        """
+        Efforts of a planned trajectory at every point, in one batch.
 
-        Args:
-            setup: the current setup (model with its payloads, drive).
-            rows: ``(k,)`` model index of each trajectory joint.
-            positions, velocities, accelerations: ``(points, k)``.
-            held: ``(nv,)`` positions of the joints the trajectory does not name (held there at
-                rest).
+        Parameters
+        ----------
+        setup
+            the current setup (model with its payloads, drive).
+        rows
+            ``(k,)`` model index of each trajectory joint.
+        positions, velocities, accelerations
+            ``(points, k)``.
+        held
+            ``(nv,)`` positions of the joints the trajectory does not name (held there at
+            rest).
 
-        Returns:
-            ``(efforts, exceeded)``: ``(points, k)`` torques ``rnea(q, qd, qdd)`` (+ drive
-            torques when compensating), and ``None`` or ``(point, column)`` of the first effort
-            over its limit (in time, then in the trajectory's joint order).
+        Returns
+        -------
+        ``(efforts, exceeded)``: ``(points, k)`` torques ``rnea(q, qd, qdd)`` (+ drive
+        torques when compensating), and ``None`` or ``(point, column)`` of the first effort
+        over its limit (in time, then in the trajectory's joint order).
 
-        Raises:
-            ValueError: a torque would not be finite.
+        Raises
+        ------
+        ValueError
+            a torque would not be finite.
+
         """
         count = positions.shape[0]
         q = np.tile(held, (count, 1))
@@ -396,15 +472,22 @@ class Controller:
     # Tare ---------------------------------------------------------------------------------------
 
     def tare(self, sensor, setup, q, now_ns):
-        """Take the sensor's bias: its fresh reading minus the reading the model expects now
+        """
+        Take the sensor's bias.
+
+        Take the sensor's bias: its fresh reading minus the reading the model expects now
         (the bodies beyond the frame, at rest at ``q``, when it compensates them; else zero).
 
-        Returns:
-            ``(link, (6,) bias)`` [N, N m], force first, in the link frame, applied-on-robot
-            convention; it is also kept on the sensor.
+        Returns
+        -------
+        ``(link, (6,) bias)`` [N, N m], force first, in the link frame, applied-on-robot
+        convention; it is also kept on the sensor.
 
-        Raises:
-            ValueError: no model, no fresh reading, or (compensating) no complete joint state.
+        Raises
+        ------
+        ValueError
+            no model, no fresh reading, or (compensating) no complete joint state.
+
         """
         if setup is None:
             raise ValueError('no model yet')
@@ -439,7 +522,7 @@ def model_mass(model):
 
 
 def describe_change(old, new):
-    """What replacing model ``old`` by ``new`` changes, as a sentence, or ``''``."""
+    """Say what replacing model ``old`` by ``new`` changes, as a sentence, or ``''``."""
     parts = []
     added = [n for n in new.joint_names if n not in old.joint_names]
     removed = [n for n in old.joint_names if n not in new.joint_names]

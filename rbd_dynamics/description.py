@@ -1,4 +1,5 @@
-"""A robot description as links and joints: what a URDF says, or what code builds.
+"""
+A robot description as links and joints: what a URDF says, or what code builds.
 
 :class:`Description` is the input of :meth:`rbd_dynamics.Model.from_description`. The URDF parser
 fills one; code that builds models without a URDF (for example with ``helical`` or ``spherical``
@@ -24,13 +25,20 @@ class UrdfError(ValueError):
 
 
 class Link:
-    """A link and its inertial parameters (all in the link frame).
+    """
+    A link and its inertial parameters (all in the link frame).
 
-    Attributes:
-        name: link name.
-        mass: [kg].
-        com: ``(3,)`` centre of mass [m].
-        inertia: ``(3, 3)`` rotational inertia about the centre of mass, in link axes [kg m^2].
+    Attributes
+    ----------
+    name
+        link name.
+    mass
+        [kg].
+    com
+        ``(3,)`` centre of mass [m].
+    inertia
+        ``(3, 3)`` rotational inertia about the centre of mass, in link axes [kg m^2].
+
     """
 
     __slots__ = ('name', 'mass', 'com', 'inertia')
@@ -43,17 +51,28 @@ class Link:
 
 
 class Joint:
-    """A joint between two links.
+    """
+    A joint between two links.
 
-    Attributes:
-        name, jtype, parent, child: joint name, type and the two link names.
-        xyz, rpy: ``(3,)`` origin of the joint frame in the parent link frame.
-        axis: ``(3,)`` unit axis in the joint frame.
-        pitch: helical pitch [m/rad].
-        mimic: ``None`` or ``(master joint name, multiplier, offset)``.
-        effort: ``<limit effort>`` [N m or N], ``inf`` when absent or 0 (unlimited).
-        damping: ``<dynamics damping>`` [N m s/rad or N s/m], 0 when absent.
-        friction: ``<dynamics friction>`` (Coulomb) [N m or N], 0 when absent.
+    Attributes
+    ----------
+    name, jtype, parent, child
+        joint name, type and the two link names.
+    xyz, rpy
+        ``(3,)`` origin of the joint frame in the parent link frame.
+    axis
+        ``(3,)`` unit axis in the joint frame.
+    pitch
+        helical pitch [m/rad].
+    mimic
+        ``None`` or ``(master joint name, multiplier, offset)``.
+    effort
+        ``<limit effort>`` [N m or N], ``inf`` when absent or 0 (unlimited).
+    damping
+        ``<dynamics damping>`` [N m s/rad or N s/m], 0 when absent.
+    friction
+        ``<dynamics friction>`` (Coulomb) [N m or N], 0 when absent.
+
     """
 
     __slots__ = ('name', 'jtype', 'parent', 'child', 'xyz', 'rpy', 'axis', 'pitch', 'mimic',
@@ -100,12 +119,18 @@ def finite_number(value, what):
 
 
 class Description:
-    """Links and joints of a robot, in the order they were added (document order for a URDF).
+    """
+    Links and joints of a robot, in the order they were added (document order for a URDF).
 
-    Attributes:
-        name: robot name.
-        links: ``dict`` link name -> :class:`Link`, insertion ordered.
-        joints: ``dict`` joint name -> :class:`Joint`, insertion ordered.
+    Attributes
+    ----------
+    name
+        robot name.
+    links
+        ``dict`` link name -> :class:`Link`, insertion ordered.
+    joints
+        ``dict`` joint name -> :class:`Joint`, insertion ordered.
+
     """
 
     #: Joint types a URDF may name (``helical`` and ``spherical`` are code-only).
@@ -117,20 +142,29 @@ class Description:
         self.joints = {}
 
     def add_link(self, name, mass=0.0, com=(0.0, 0.0, 0.0), inertia=None):
-        """Add a link.
+        """
+        Add a link.
 
-        Args:
-            name: unique link name.
-            mass: [kg], finite and >= 0.
-            com: ``(3,)`` centre of mass in the link frame [m].
-            inertia: ``(3, 3)`` rotational inertia about the centre of mass in link axes
-                [kg m^2], or ``None`` for zero. Finite, symmetric, no negative moment (beyond
-                rounding noise).
-                A tensor that is not positive semi-definite or breaks the triangle inequality is
-                accepted: the model builder warns about it.
+        Parameters
+        ----------
+        name
+            unique link name.
+        mass
+            [kg], finite and >= 0.
+        com
+            ``(3,)`` centre of mass in the link frame [m].
+        inertia
+            ``(3, 3)`` rotational inertia about the centre of mass in link axes
+            [kg m^2], or ``None`` for zero. Finite, symmetric, no negative moment (beyond
+            rounding noise).
+            A tensor that is not positive semi-definite or breaks the triangle inequality is
+            accepted: the model builder warns about it.
 
-        Raises:
-            UrdfError: a duplicate name or an unusable value.
+        Raises
+        ------
+        UrdfError
+            a duplicate name or an unusable value.
+
         """
         if not isinstance(name, str) or not name:
             raise UrdfError('link: a non-empty name is required, got %r' % (name,))
@@ -155,26 +189,43 @@ class Description:
     def add_joint(self, name, jtype, parent, child, xyz=(0.0, 0.0, 0.0), rpy=(0.0, 0.0, 0.0),
                   axis=(1.0, 0.0, 0.0), pitch=0.0, mimic=None, effort=None, damping=0.0,
                   friction=0.0):
-        """Add a joint.
+        """
+        Add a joint.
 
-        Args:
-            name: unique joint name.
-            jtype: one of ``rbd_dynamics.joints.SUPPORTED_JOINT_TYPES``.
-            parent: parent link name (may be added later).
-            child: child link name (may be added later).
-            xyz: ``(3,)`` joint frame origin in the parent link frame [m].
-            rpy: ``(3,)`` joint frame roll, pitch, yaw relative to the parent link frame [rad].
-            axis: ``(3,)`` joint axis in the joint frame, any non-zero length.
-            pitch: helical pitch [m/rad].
-            mimic: ``None`` or ``(master joint name, multiplier, offset)``: this joint's position
-                is ``multiplier * master + offset``.
-            effort: effort limit [N m or N], ``None`` or 0 for unlimited (URDF ``<limit>``).
-            damping: viscous friction coefficient [N m s/rad or N s/m], >= 0 (URDF
-                ``<dynamics>``).
-            friction: Coulomb friction [N m or N], >= 0 (URDF ``<dynamics>``).
+        Parameters
+        ----------
+        name
+            unique joint name.
+        jtype
+            one of ``rbd_dynamics.joints.SUPPORTED_JOINT_TYPES``.
+        parent
+            parent link name (may be added later).
+        child
+            child link name (may be added later).
+        xyz
+            ``(3,)`` joint frame origin in the parent link frame [m].
+        rpy
+            ``(3,)`` joint frame roll, pitch, yaw relative to the parent link frame [rad].
+        axis
+            ``(3,)`` joint axis in the joint frame, any non-zero length.
+        pitch
+            helical pitch [m/rad].
+        mimic
+            ``None`` or ``(master joint name, multiplier, offset)``: this joint's position
+            is ``multiplier * master + offset``.
+        effort
+            effort limit [N m or N], ``None`` or 0 for unlimited (URDF ``<limit>``).
+        damping
+            viscous friction coefficient [N m s/rad or N s/m], >= 0 (URDF
+            ``<dynamics>``).
+        friction
+            Coulomb friction [N m or N], >= 0 (URDF ``<dynamics>``).
 
-        Raises:
-            UrdfError: a duplicate name or an unusable value.
+        Raises
+        ------
+        UrdfError
+            a duplicate name or an unusable value.
+
         """
         if not isinstance(name, str) or not name:
             raise UrdfError('joint: a non-empty name is required, got %r' % (name,))

@@ -1,4 +1,5 @@
-"""The drive beside the rigid bodies: friction and rotor inertia of each joint.
+"""
+The drive beside the rigid bodies: friction and rotor inertia of each joint.
 
 A real joint needs more torque than the rigid-body dynamics says: its drive loses some to viscous
 and Coulomb friction, and accelerates a rotor whose inertia the gear reflects onto the joint
@@ -20,21 +21,33 @@ COULOMB_VELOCITY = 0.01
 
 def drive_torques(qd, qdd=None, viscous=0.0, coulomb=0.0, armature=0.0,
                   coulomb_velocity=COULOMB_VELOCITY):
-    """Joint torques the drives need beyond the rigid-body dynamics.
+    """
+    Joint torques the drives need beyond the rigid-body dynamics.
 
-    Args:
-        qd: ``(nv,)`` or ``(..., nv)`` joint velocities [rad/s or m/s].
-        qdd: accelerations like ``qd`` [rad/s^2 or m/s^2]; ``None`` for zero.
-        viscous: ``(nv,)`` or scalar viscous coefficients [N m s/rad or N s/m].
-        coulomb: ``(nv,)`` or scalar Coulomb friction [N m or N].
-        armature: ``(nv,)`` or scalar reflected rotor inertia [kg m^2 or kg].
-        coulomb_velocity: width of the smooth sign, > 0 [rad/s or m/s].
+    Parameters
+    ----------
+    qd
+        ``(nv,)`` or ``(..., nv)`` joint velocities [rad/s or m/s].
+    qdd
+        accelerations like ``qd`` [rad/s^2 or m/s^2]; ``None`` for zero.
+    viscous
+        ``(nv,)`` or scalar viscous coefficients [N m s/rad or N s/m].
+    coulomb
+        ``(nv,)`` or scalar Coulomb friction [N m or N].
+    armature
+        ``(nv,)`` or scalar reflected rotor inertia [kg m^2 or kg].
+    coulomb_velocity
+        width of the smooth sign, > 0 [rad/s or m/s].
 
-    Returns:
-        ``(..., nv)`` torques [N m or N], in the order of ``qd``.
+    Returns
+    -------
+    ``(..., nv)`` torques [N m or N], in the order of ``qd``.
 
-    Raises:
-        ValueError: ``coulomb_velocity`` is not a positive finite number.
+    Raises
+    ------
+    ValueError
+        ``coulomb_velocity`` is not a positive finite number.
+
     """
     if not (np.isfinite(coulomb_velocity) and coulomb_velocity > 0.0):
         raise ValueError('coulomb_velocity must be a positive finite number, got %r'

@@ -1,4 +1,5 @@
-"""Inverse dynamics: the recursive Newton-Euler algorithm with external wrenches (Table 5.1).
+"""
+Inverse dynamics: the recursive Newton-Euler algorithm with external wrenches (Table 5.1).
 
 This module is the reference implementation: NumPy, shaped like the book, vectorised over a batch
 of states. ``rnea`` and ``gravity_torques`` hand single states to the compiled path
@@ -41,20 +42,30 @@ def _prepare(model, q, qd, qdd):
 
 
 def external_forces(model, f_ext, shape):
-    """Sum public-convention link wrenches into body forces.
+    """
+    Sum public-convention link wrenches into body forces.
 
-    Args:
-        model: the model.
-        f_ext: ``None`` or ``{link: (..., 6)}``, force first, in the link frame, about its origin,
-            applied on the link by the environment.
-        shape: batch shape.
+    Parameters
+    ----------
+    model
+        the model.
+    f_ext
+        ``None`` or ``{link: (..., 6)}``, force first, in the link frame, about its origin,
+        applied on the link by the environment.
+    shape
+        batch shape.
 
-    Returns:
-        ``None`` or ``(nb, B, 6)`` forces in body coordinates, Featherstone order.
+    Returns
+    -------
+    ``None`` or ``(nb, B, 6)`` forces in body coordinates, Featherstone order.
 
-    Raises:
-        UnknownLinkError: a key is not a link of the model.
-        ValueError: a wrench does not have 6 entries or its batch shape does not fit.
+    Raises
+    ------
+    UnknownLinkError
+        a key is not a link of the model.
+    ValueError
+        a wrench does not have 6 entries or its batch shape does not fit.
+
     """
     if not f_ext:
         return None
@@ -93,18 +104,26 @@ def fold_torques(model, tauf):
 
 
 def rnea_bodies(model, qf, qdf, qddf, fext=None, inertia=None):
-    """RNEA over the bodies (Table 5.1), batched, in full coordinates.
+    """
+    RNEA over the bodies (Table 5.1), batched, in full coordinates.
 
-    Args:
-        model: the model.
-        qf, qdf, qddf: ``(B, nqf)``, ``(B, nvf)``, ``(B, nvf)`` coordinates of every body joint.
-        fext: ``None`` or ``(nb, B, 6)`` external forces on the bodies, body coordinates.
-        inertia: ``(nb, 6, 6)`` body inertias to use instead of ``model.inertia``.
+    Parameters
+    ----------
+    model
+        the model.
+    qf, qdf, qddf
+        ``(B, nqf)``, ``(B, nvf)``, ``(B, nvf)`` coordinates of every body joint.
+    fext
+        ``None`` or ``(nb, B, 6)`` external forces on the bodies, body coordinates.
+    inertia
+        ``(nb, 6, 6)`` body inertias to use instead of ``model.inertia``.
 
-    Returns:
-        ``(tauf, f, Xup)``: joint forces ``(B, nvf)``; the body forces ``(nb, B, 6)`` after the
-        backward pass (each body's force includes everything beyond it), body coordinates; the
-        transforms ``i_X_parent`` ``(nb, B, 6, 6)``.
+    Returns
+    -------
+    ``(tauf, f, Xup)``: joint forces ``(B, nvf)``; the body forces ``(nb, B, 6)`` after the
+    backward pass (each body's force includes everything beyond it), body coordinates; the
+    transforms ``i_X_parent`` ``(nb, B, 6, 6)``.
+
     """
     if inertia is None:
         inertia = model.inertia
@@ -146,24 +165,36 @@ def rnea_bodies(model, qf, qdf, qddf, fext=None, inertia=None):
 
 
 def rnea(model, q, qd, qdd, f_ext=None):
-    """Inverse dynamics: joint forces that produce ``qdd`` at state ``(q, qd)``.
+    """
+    Inverse dynamics: joint forces that produce ``qdd`` at state ``(q, qd)``.
 
-    Args:
-        model: the model.
-        q: ``(nq,)`` or ``(..., nq)`` joint positions.
-        qd: ``(nv,)`` or ``(..., nv)`` joint velocities.
-        qdd: ``(nv,)`` or ``(..., nv)`` joint accelerations.
-        f_ext: ``None`` or ``{link name: (6,) or (..., 6)}``: wrench [N, N m], force first, in the
-            link frame, torque about the link frame origin, applied on the link by the
-            environment.
+    Parameters
+    ----------
+    model
+        the model.
+    q
+        ``(nq,)`` or ``(..., nq)`` joint positions.
+    qd
+        ``(nv,)`` or ``(..., nv)`` joint velocities.
+    qdd
+        ``(nv,)`` or ``(..., nv)`` joint accelerations.
+    f_ext
+        ``None`` or ``{link name: (6,) or (..., 6)}``: wrench [N, N m], force first, in the
+        link frame, torque about the link frame origin, applied on the link by the
+        environment.
 
-    Returns:
-        ``(..., nv)`` joint torques / forces [N m, N], in ``model.joint_names`` order; mimic joint
-        torques are folded into their masters.
+    Returns
+    -------
+    ``(..., nv)`` joint torques / forces [N m, N], in ``model.joint_names`` order; mimic joint
+    torques are folded into their masters.
 
-    Raises:
-        ValueError: an array of the wrong size (the message names the expected size).
-        UnknownLinkError: an ``f_ext`` key that is not a link (a ``KeyError`` and ``ValueError``).
+    Raises
+    ------
+    ValueError
+        an array of the wrong size (the message names the expected size).
+    UnknownLinkError
+        an ``f_ext`` key that is not a link (a ``KeyError`` and ``ValueError``).
+
     """
     packed = model.packed
     if packed is not None:
@@ -191,8 +222,12 @@ def rnea(model, q, qd, qdd, f_ext=None):
 
 
 def _compiled_batch(packed, q, qd, qdd, fext, mode):
-    """The compiled kernels over checked ``(B, n)`` arrays and ``None`` or ``(nb, B, 6)``
-    forces in model body coordinates: ``(B, nv)`` torques."""
+    """
+    Run the compiled kernels on checked arrays.
+
+    The compiled kernels over checked ``(B, n)`` arrays and ``None`` or ``(nb, B, 6)``
+    forces in model body coordinates: ``(B, nv)`` torques.
+    """
     tau = np.empty((q.shape[0], packed.nv))
     if fext is None:
         fext = np.zeros((1, packed.nb, 6))
@@ -207,13 +242,16 @@ def _compiled_batch(packed, q, qd, qdd, fext, mode):
 
 
 def rnea_reference(model, q, qd, qdd, fext=None):
-    """The NumPy RNEA on checked ``(B, n)`` arrays: ``(B, nv)`` torques (no compiled path)."""
+    """Run the NumPy RNEA on checked ``(B, n)`` arrays: ``(B, nv)`` torques (no compiled path)."""
     qf, qdf, qddf = full_coordinates(model, q, qd, qdd)
     return fold_torques(model, rnea_bodies(model, qf, qdf, qddf, fext)[0])
 
 
 def _state_forces(model, packed, f_ext):
-    """``(nb, 6)`` body forces in packed body coordinates from a dict of single wrenches, or
+    """
+    Pack a dict of single wrenches for the compiled single-state call.
+
+    ``(nb, 6)`` body forces in packed body coordinates from a dict of single wrenches, or
     ``None`` when the dict is not that (the general path then validates and reports).
 
     The common case (float arrays of 6 on known links) is summed directly.
@@ -231,15 +269,22 @@ def _state_forces(model, packed, f_ext):
 
 
 def gravity_torques(model, q, f_ext=None):
-    """Static joint torques: ``rnea(model, q, 0, 0, f_ext)``.
+    """
+    Compute static joint torques: ``rnea(model, q, 0, 0, f_ext)``.
 
-    Args:
-        model: the model.
-        q: ``(nq,)`` or ``(..., nq)`` joint positions.
-        f_ext: as for :func:`rnea`.
+    Parameters
+    ----------
+    model
+        the model.
+    q
+        ``(nq,)`` or ``(..., nq)`` joint positions.
+    f_ext
+        as for :func:`rnea`.
 
-    Returns:
-        ``(..., nv)`` torques that hold the robot still against gravity and ``f_ext``.
+    Returns
+    -------
+    ``(..., nv)`` torques that hold the robot still against gravity and ``f_ext``.
+
     """
     packed = model.packed
     if packed is not None:
@@ -267,19 +312,30 @@ def gravity_torques(model, q, f_ext=None):
 
 
 class _Beyond:
-    """The bodies at and beyond a link, for :func:`payload_wrench` (one per link and payload
+    """
+    Hold the bodies at and beyond a link.
+
+    The bodies at and beyond a link, for :func:`payload_wrench` (one per link and payload
     state, cached).
 
-    Attributes:
-        inertia: ``(nb, 6, 6)`` inertias of only the links at and beyond the link (payloads
-            included), model body coordinates; the other bodies are massless.
-        base: ``(6, 6)`` inertia of the links beyond it that are fixed to the base.
-        body: the body the link belongs to (-1: the base).
-        to_link: ``(6, 6)`` body force -> force in link coordinates, ``X^-T`` (Featherstone
-            order).
-        packed: the packed model with those inertias (compiled path, moving bodies), or
-            ``None``.
-        packed_to_public: ``(6, 6)`` packed body force -> public wrench in link coordinates.
+    Attributes
+    ----------
+    inertia
+        ``(nb, 6, 6)`` inertias of only the links at and beyond the link (payloads
+        included), model body coordinates; the other bodies are massless.
+    base
+        ``(6, 6)`` inertia of the links beyond it that are fixed to the base.
+    body
+        the body the link belongs to (-1: the base).
+    to_link
+        ``(6, 6)`` body force -> force in link coordinates, ``X^-T`` (Featherstone
+        order).
+    packed
+        the packed model with those inertias (compiled path, moving bodies), or
+        ``None``.
+    packed_to_public
+        ``(6, 6)`` packed body force -> public wrench in link coordinates.
+
     """
 
     def __init__(self, model, link, link_inertia):
@@ -295,9 +351,9 @@ class _Beyond:
         self.to_link = np.linalg.inv(model.link_X[link]).T
         self.packed = None
         self.packed_to_public = None
-        self.compile(model)
+        self.use_compiled(model)
 
-    def compile(self, model):
+    def use_compiled(self, model):
         """Use the model's compiled path once it has one (for links on moving bodies)."""
         packed = model.packed
         if self.packed is None and packed is not None and self.body >= 0:
@@ -307,18 +363,19 @@ class _Beyond:
 
 
 def _beyond(model, link):
-    """The cached :class:`_Beyond` of ``link`` for the model's current payloads."""
+    """Return the cached :class:`_Beyond` of ``link`` for the model's current payloads."""
     link_inertia, cache = model._payload_state
     beyond = cache.get(link)
     if beyond is None:
         beyond = cache[link] = _Beyond(model, link, link_inertia)
     elif beyond.packed is None:
-        beyond.compile(model)  # made before the model was compiled
+        beyond.use_compiled(model)  # made before the model was compiled
     return beyond
 
 
 def payload_wrench(model, link, q, qd=None, qdd=None):
-    """Wrench that carries the bodies at and beyond ``link`` at state ``(q, qd, qdd)``.
+    """
+    Wrench that carries the bodies at and beyond ``link`` at state ``(q, qd, qdd)``.
 
     The bodies beyond a link are the link itself and everything attached below it, through any
     joint, with the payloads they hold (:meth:`~rbd_dynamics.Model.set_payload`). The result is
@@ -328,19 +385,30 @@ def payload_wrench(model, link, q, qd=None, qdd=None):
     the payload is part of the model, the contact wrench on it is therefore
     ``reading + payload_wrench``.
 
-    Args:
-        model: the model.
-        link: a link of the model.
-        q: ``(nq,)`` or ``(..., nq)`` joint positions.
-        qd: velocities like ``q``'s batch, ``None`` for zero.
-        qdd: accelerations, ``None`` for zero.
+    Parameters
+    ----------
+    model
+        the model.
+    link
+        a link of the model.
+    q
+        ``(nq,)`` or ``(..., nq)`` joint positions.
+    qd
+        velocities like ``q``'s batch, ``None`` for zero.
+    qdd
+        accelerations, ``None`` for zero.
 
-    Returns:
-        ``(..., 6)`` wrench [N, N m], force first, in the link frame, about its origin.
+    Returns
+    -------
+    ``(..., 6)`` wrench [N, N m], force first, in the link frame, about its origin.
 
-    Raises:
-        UnknownLinkError: ``link`` is not a link of the model.
-        ValueError: an array of the wrong size.
+    Raises
+    ------
+    UnknownLinkError
+        ``link`` is not a link of the model.
+    ValueError
+        an array of the wrong size.
+
     """
     model.check_link(link)
     beyond = _beyond(model, link)

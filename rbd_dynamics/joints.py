@@ -1,4 +1,5 @@
-"""Joint models: one ``jcalc`` routine for every supported joint type (Featherstone Table 4.1).
+"""
+Joint models: one ``jcalc`` routine for every supported joint type (Featherstone Table 4.1).
 
 A joint connects a predecessor frame J (the joint frame: the parent link frame moved by the joint
 origin) to the successor frame C (the child link frame). ``jcalc`` returns, in C coordinates,
@@ -50,14 +51,22 @@ SUPPORTED_JOINT_TYPES = tuple(JOINT_DOFS)
 
 
 class JointModel:
-    """Type and constant parameters of one joint.
+    """
+    Type and constant parameters of one joint.
 
-    Attributes:
-        jtype: one of :data:`SUPPORTED_JOINT_TYPES`.
-        axis: ``(3,)`` unit axis in the joint frame.
-        pitch: helical pitch [m/rad] (0 for the other types).
-        nq: number of position coordinates.
-        nv: number of velocity coordinates.
+    Attributes
+    ----------
+    jtype
+        one of :data:`SUPPORTED_JOINT_TYPES`.
+    axis
+        ``(3,)`` unit axis in the joint frame.
+    pitch
+        helical pitch [m/rad] (0 for the other types).
+    nq
+        number of position coordinates.
+    nv
+        number of velocity coordinates.
+
     """
 
     __slots__ = ('jtype', 'axis', 'pitch', 'nq', 'nv', '_plane')
@@ -91,16 +100,23 @@ def _plane_axes(normal):
 
 
 def jcalc(joint, q, qd):
-    """Joint transform, motion subspace and velocity terms (Featherstone's ``jcalc``).
+    """
+    Joint transform, motion subspace and velocity terms (Featherstone's ``jcalc``).
 
-    Args:
-        joint: the joint model.
-        q: ``(B, nq)`` joint positions for a batch of B states.
-        qd: ``(B, nv)`` joint velocities.
+    Parameters
+    ----------
+    joint
+        the joint model.
+    q
+        ``(B, nq)`` joint positions for a batch of B states.
+    qd
+        ``(B, nv)`` joint velocities.
 
-    Returns:
-        ``(XJ, S, vJ, cJ)`` with shapes ``(B, 6, 6)``, ``(B, 6, nv)``, ``(B, 6)``, ``(B, 6)``, in
-        the child frame, angular part first.
+    Returns
+    -------
+    ``(XJ, S, vJ, cJ)`` with shapes ``(B, 6, 6)``, ``(B, 6, nv)``, ``(B, 6)``, ``(B, 6)``, in
+    the child frame, angular part first.
+
     """
     batch = q.shape[0]
     jtype = joint.jtype

@@ -1,4 +1,5 @@
-"""The kinematic tree: links and joints turned into numbered bodies (Featherstone ch. 4).
+"""
+The kinematic tree: links and joints turned into numbered bodies (Featherstone ch. 4).
 
 A :class:`Model` is built once from a :class:`~rbd_dynamics.description.Description` (usually a
 URDF) and never changes. Building it
@@ -31,8 +32,12 @@ from .urdf_robot import description_from_urdf_robot
 
 
 class DescriptionWarning(UserWarning):
-    """Something in a usable description is ignored or doubtful (e.g. a ``<mimic>`` on a fixed
-    joint); the model loads and lists the message in ``model.warnings``."""
+    """
+    Something in a usable description is ignored or doubtful.
+
+    Something in a usable description is ignored or doubtful (e.g. a ``<mimic>`` on a fixed
+    joint); the model loads and lists the message in ``model.warnings``.
+    """
 
 
 class InertiaWarning(DescriptionWarning):
@@ -43,8 +48,12 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def _warn_caller(message, category):
-    """``warnings.warn`` pointing at the first frame outside this package's modules: the line
-    that asked for the model, whichever constructor it went through."""
+    """
+    Warn at the line that asked for the model.
+
+    ``warnings.warn`` pointing at the first frame outside this package's modules: the line
+    that asked for the model, whichever constructor it went through.
+    """
     frame = sys._getframe(1)
     level = 2
     while frame is not None and \
@@ -62,7 +71,7 @@ class UnknownLinkError(KeyError, ValueError):
 
 
 def _inertia_problem(inertia):
-    """A sentence describing why a rotational inertia is not physical, or ``''``."""
+    """Say why a rotational inertia is not physical, or return ``''``."""
     scale = max(1.0, float(np.abs(inertia).max()))
     moments = np.linalg.eigvalsh(inertia)
     if moments[0] < -1e-12 * scale:
@@ -75,7 +84,8 @@ def _inertia_problem(inertia):
 
 
 class Model:
-    """Rigid-body tree of a robot with a fixed root link.
+    """
+    Rigid-body tree of a robot with a fixed root link.
 
     Public attributes (see the package contract):
         joint_names: independent joints, in the order of ``q``, ``qd``, ``qdd`` and ``tau``.
@@ -110,15 +120,29 @@ class Model:
     """
 
     def __init__(self, description, gravity=(0.0, 0.0, -9.81), root_link=None, compiled=True):
-        """Build the model; prefer :meth:`from_urdf`, :meth:`from_urdf_file` or
-        :meth:`from_description`.
+        """
+        Build the model from a description.
 
-        Args:
-            compiled: build the compiled path now (where numba is installed); False: the NumPy
-                path until :meth:`compile` is called.
+        Prefer :meth:`from_urdf`, :meth:`from_urdf_file` or :meth:`from_description`.
 
-        Raises:
-            UrdfError: the description is unusable (the message names the element).
+        Parameters
+        ----------
+        description
+            the :class:`~rbd_dynamics.description.Description` to build from.
+        gravity
+            ``(3,)`` gravity in the root link frame [m/s^2].
+        root_link
+            the link to use as the fixed root (a sub-tree of the description); ``None`` for
+            the description's root.
+        compiled
+            build the compiled path now (where numba is installed); False: the NumPy
+            path until :meth:`compile` is called.
+
+        Raises
+        ------
+        UrdfError
+            the description is unusable (the message names the element).
+
         """
         gravity = np.array(gravity, dtype=float).reshape(-1)
         if gravity.shape != (3,) or not np.all(np.isfinite(gravity)):
@@ -137,15 +161,20 @@ class Model:
         if compiled:
             self.compile()
 
-    def compile(self):
-        """Build the compiled path (compile its kernels, or load them from numba's on-disk
+    def compile(self):  # noqa: A003 (the public name: README's model.compile())
+        """
+        Build the compiled path and use it from now on.
+
+        Build the compiled path (compile its kernels, or load them from numba's on-disk
         cache) and use it from now on; nothing to do without numba or when it is done.
 
         Calls made meanwhile from other threads take the NumPy path and switch when it is
         ready; the numbers are the same. A first compilation on a machine takes seconds.
 
-        Returns:
-            True when the compiled path is in use.
+        Returns
+        -------
+        True when the compiled path is in use.
+
         """
         if self.packed is None and _fast.AVAILABLE:
             try:
@@ -164,7 +193,8 @@ class Model:
     # Payloads ----------------------------------------------------------------------------------
 
     def set_payload(self, link, mass, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
-        """Put a rigid payload on ``link`` (replacing the one it held); ``mass = 0`` removes it.
+        """
+        Put a rigid payload on ``link`` (replacing the one it held); ``mass = 0`` removes it.
 
         The payload moves with the link: its inertia is added to the body the link belongs to,
         and :func:`~rbd_dynamics.rnea`, :func:`~rbd_dynamics.gravity_torques` and
@@ -176,16 +206,25 @@ class Model:
         call running meanwhile on another thread computes wholly with the old payload or
         wholly with the new one.
 
-        Args:
-            link: a link of the model.
-            mass: [kg], finite and >= 0; 0 removes the payload.
-            com: ``(3,)`` centre of mass in the link frame [m].
-            inertia: ``(6,)`` ``ixx, ixy, ixz, iyy, iyz, izz`` about the centre of mass in the
-                link's axes [kg m^2] (moments >= 0), or a ``(3, 3)`` matrix.
+        Parameters
+        ----------
+        link
+            a link of the model.
+        mass
+            [kg], finite and >= 0; 0 removes the payload.
+        com
+            ``(3,)`` centre of mass in the link frame [m].
+        inertia
+            ``(6,)`` ``ixx, ixy, ixz, iyy, iyz, izz`` about the centre of mass in the
+            link's axes [kg m^2] (moments >= 0), or a ``(3, 3)`` matrix.
 
-        Raises:
-            UnknownLinkError: ``link`` is not a link of the model.
-            ValueError: a negative or non-finite value, or wrong sizes.
+        Raises
+        ------
+        UnknownLinkError
+            ``link`` is not a link of the model.
+        ValueError
+            a negative or non-finite value, or wrong sizes.
+
         """
         self.check_link(link)
         payload = Payload(mass, com, inertia)
@@ -229,32 +268,49 @@ class Model:
     @classmethod
     def from_urdf(cls, urdf_xml_text, gravity=(0.0, 0.0, -9.81), root_link=None,
                   max_bytes=MAX_DESCRIPTION_BYTES, compiled=True):
-        """Build a model from URDF text.
+        """
+        Build a model from URDF text.
 
-        Args:
-            urdf_xml_text: the URDF document (``str`` or ``bytes``).
-            gravity: ``(3,)`` gravity in the root link frame [m/s^2].
-            root_link: the link to use as the fixed root (a sub-tree of the URDF); ``None`` for
-                the URDF's root.
-            max_bytes: descriptions larger than this are refused [bytes].
-            compiled: build the compiled path now (see :meth:`compile`).
+        Parameters
+        ----------
+        urdf_xml_text
+            the URDF document (``str`` or ``bytes``).
+        gravity
+            ``(3,)`` gravity in the root link frame [m/s^2].
+        root_link
+            the link to use as the fixed root (a sub-tree of the URDF); ``None`` for
+            the URDF's root.
+        max_bytes
+            descriptions larger than this are refused [bytes].
+        compiled
+            build the compiled path now (see :meth:`compile`).
 
-        Raises:
-            UrdfError: the description is unusable (the message names the element).
+        Raises
+        ------
+        UrdfError
+            the description is unusable (the message names the element).
+
         """
         return cls(parse_urdf(urdf_xml_text, max_bytes=max_bytes), gravity=gravity,
                    root_link=root_link, compiled=compiled)
 
     @classmethod
     def from_urdf_robot(cls, robot, gravity=(0.0, 0.0, -9.81), root_link=None, compiled=True):
-        """Build a model from a robot parsed by urdf_parser_py (``urdfdom_py``).
+        """
+        Build a model from a robot parsed by urdf_parser_py (``urdfdom_py``).
 
-        Args:
-            robot: a ``urdf_parser_py.urdf.Robot`` (``URDF.from_xml_string(text)``).
-            gravity, root_link, compiled: as for :meth:`from_urdf`.
+        Parameters
+        ----------
+        robot
+            a ``urdf_parser_py.urdf.Robot`` (``URDF.from_xml_string(text)``).
+        gravity, root_link, compiled
+            as for :meth:`from_urdf`.
 
-        Raises:
-            UrdfError: the description is unusable (the message names the element).
+        Raises
+        ------
+        UrdfError
+            the description is unusable (the message names the element).
+
         """
         return cls(description_from_urdf_robot(robot), gravity=gravity, root_link=root_link,
                    compiled=compiled)
@@ -262,17 +318,26 @@ class Model:
     @classmethod
     def from_urdf_file(cls, path, gravity=(0.0, 0.0, -9.81), root_link=None,
                        max_bytes=MAX_DESCRIPTION_BYTES, compiled=True, xacro_args=None):
-        """Build a model from a URDF file, or a xacro file (see :meth:`from_urdf`).
+        """
+        Build a model from a URDF file, or a xacro file (see :meth:`from_urdf`).
 
-        Args:
-            path: a URDF file; a name ending in ``.xacro`` is expanded with xacro (an optional
-                dependency: ``pip install xacro``).
-            gravity, root_link, max_bytes, compiled: as for :meth:`from_urdf`.
-            xacro_args: xacro's ``name:=value`` arguments as ``{name: value}``.
+        Parameters
+        ----------
+        path
+            a URDF file; a name ending in ``.xacro`` is expanded with xacro (an optional
+            dependency: ``pip install xacro``).
+        gravity, root_link, max_bytes, compiled
+            as for :meth:`from_urdf`.
+        xacro_args
+            xacro's ``name:=value`` arguments as ``{name: value}``.
 
-        Raises:
-            UrdfError: the description is unusable, xacro is missing or cannot expand the file.
-            OSError: the file cannot be read.
+        Raises
+        ------
+        UrdfError
+            the description is unusable, xacro is missing or cannot expand the file.
+        OSError
+            the file cannot be read.
+
         """
         data = read_description_file(path, xacro_args=xacro_args, max_bytes=max_bytes)
         return cls.from_urdf(data, gravity=gravity, root_link=root_link, max_bytes=max_bytes,
@@ -475,21 +540,31 @@ class Model:
 
 
 class Payload:
-    """A rigid payload held by a link (see :meth:`Model.set_payload`).
+    """
+    A rigid payload held by a link (see :meth:`Model.set_payload`).
 
-    Attributes:
-        mass: [kg].
-        com: ``(3,)`` centre of mass in the link frame [m].
-        inertia: ``(3, 3)`` rotational inertia about the centre of mass, link axes [kg m^2].
+    Attributes
+    ----------
+    mass
+        [kg].
+    com
+        ``(3,)`` centre of mass in the link frame [m].
+    inertia
+        ``(3, 3)`` rotational inertia about the centre of mass, link axes [kg m^2].
+
     """
 
     __slots__ = ('mass', 'com', 'inertia')
 
     def __init__(self, mass, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
-        """Check and keep the values.
+        """
+        Check and keep the values.
 
-        Raises:
-            ValueError: a negative or non-finite value, or wrong sizes.
+        Raises
+        ------
+        ValueError
+            a negative or non-finite value, or wrong sizes.
+
         """
         try:
             mass = float(mass)

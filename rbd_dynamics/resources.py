@@ -7,7 +7,8 @@ PACKAGE = 'rbd_dynamics'
 
 
 def share_directory():
-    """The package's share directory.
+    """
+    Return the package's share directory.
 
     Looks, in order, in the ament index (a ROS install or colcon workspace), in
     ``<sys.prefix>/share/rbd_dynamics`` (``pip install``) and in the source checkout.

@@ -1,4 +1,5 @@
-"""Spatial (6-D) vector algebra in Featherstone's conventions.
+"""
+Spatial (6-D) vector algebra in Featherstone's conventions.
 
 Inside the library every spatial vector is ordered angular part first:
 a motion vector is ``[wx, wy, wz, vx, vy, vz]`` (angular velocity, then the linear velocity of the
@@ -18,13 +19,18 @@ import numpy as np
 
 
 def skew(p):
-    """Cross-product matrix ``[p]x`` such that ``skew(p) @ u == cross(p, u)``.
+    """
+    Return the cross-product matrix ``[p]x`` of ``p``, so that ``[p]x u = p x u``.
 
-    Args:
-        p: vectors ``(..., 3)``.
+    Parameters
+    ----------
+    p
+        vectors ``(..., 3)``.
 
-    Returns:
-        ``(..., 3, 3)`` skew-symmetric matrices.
+    Returns
+    -------
+    ``(..., 3, 3)`` skew-symmetric matrices.
+
     """
     p = np.asarray(p, dtype=float)
     out = np.zeros(p.shape[:-1] + (3, 3))
@@ -38,13 +44,18 @@ def skew(p):
 
 
 def rpy_to_matrix(rpy):
-    """Rotation matrix of URDF roll-pitch-yaw angles: ``Rz(yaw) @ Ry(pitch) @ Rx(roll)``.
+    """
+    Rotation matrix of URDF roll-pitch-yaw angles: ``Rz(yaw) @ Ry(pitch) @ Rx(roll)``.
 
-    Args:
-        rpy: ``(..., 3)`` roll, pitch, yaw [rad] about the fixed x, y, z axes.
+    Parameters
+    ----------
+    rpy
+        ``(..., 3)`` roll, pitch, yaw [rad] about the fixed x, y, z axes.
 
-    Returns:
-        ``(..., 3, 3)`` rotation whose columns are the rotated frame's axes in the original frame.
+    Returns
+    -------
+    ``(..., 3, 3)`` rotation whose columns are the rotated frame's axes in the original frame.
+
     """
     rpy = np.asarray(rpy, dtype=float)
     cr, sr = np.cos(rpy[..., 0]), np.sin(rpy[..., 0])
@@ -64,14 +75,20 @@ def rpy_to_matrix(rpy):
 
 
 def axis_angle_to_matrix(axis, angle):
-    """Rotation by ``angle`` about the unit vector ``axis`` (Rodrigues' formula).
+    """
+    Rotation by ``angle`` about the unit vector ``axis`` (Rodrigues' formula).
 
-    Args:
-        axis: unit vector ``(3,)``.
-        angle: angles ``(...)`` [rad].
+    Parameters
+    ----------
+    axis
+        unit vector ``(3,)``.
+    angle
+        angles ``(...)`` [rad].
 
-    Returns:
-        ``(..., 3, 3)`` rotation matrices.
+    Returns
+    -------
+    ``(..., 3, 3)`` rotation matrices.
+
     """
     angle = np.asarray(angle, dtype=float)
     k = skew(axis)
@@ -81,16 +98,23 @@ def axis_angle_to_matrix(axis, angle):
 
 
 def quaternion_to_matrix(quat):
-    """Rotation matrix of quaternions ``[x, y, z, w]`` (normalised here).
+    """
+    Rotation matrix of quaternions ``[x, y, z, w]`` (normalised here).
 
-    Args:
-        quat: ``(..., 4)`` quaternions, scalar part last.
+    Parameters
+    ----------
+    quat
+        ``(..., 4)`` quaternions, scalar part last.
 
-    Returns:
-        ``(..., 3, 3)`` rotation matrices.
+    Returns
+    -------
+    ``(..., 3, 3)`` rotation matrices.
 
-    Raises:
-        ValueError: a quaternion has (near) zero norm or is not finite.
+    Raises
+    ------
+    ValueError
+        a quaternion has (near) zero norm or is not finite.
+
     """
     quat = np.asarray(quat, dtype=float)
     norm = np.sqrt(np.sum(quat * quat, axis=-1))
@@ -111,14 +135,20 @@ def quaternion_to_matrix(quat):
 
 
 def plux(E, r):
-    """Plücker transform ``rot(E) @ xlt(r)`` = ``[[E, 0], [-E [r]x, E]]`` (Eq. 2.28).
+    """
+    Plücker transform ``rot(E) @ xlt(r)`` = ``[[E, 0], [-E [r]x, E]]`` (Eq. 2.28).
 
-    Args:
-        E: ``(..., 3, 3)`` rotation from A coordinates to B coordinates (B axes as rows).
-        r: ``(..., 3)`` position of B's origin in A coordinates [m].
+    Parameters
+    ----------
+    E
+        ``(..., 3, 3)`` rotation from A coordinates to B coordinates (B axes as rows).
+    r
+        ``(..., 3)`` position of B's origin in A coordinates [m].
 
-    Returns:
-        ``(..., 6, 6)`` motion transform ``B_X_A``.
+    Returns
+    -------
+    ``(..., 6, 6)`` motion transform ``B_X_A``.
+
     """
     E = np.asarray(E, dtype=float)
     r = np.asarray(r, dtype=float)
@@ -131,7 +161,8 @@ def plux(E, r):
 
 
 def frame_transform(R, p):
-    """Motion transform into a frame placed at ``p`` with axes ``R`` (both in the old frame).
+    """
+    Motion transform into a frame placed at ``p`` with axes ``R`` (both in the old frame).
 
     This is how URDF origins read: ``<origin xyz=p rpy=...>`` places the new frame at ``p`` with
     axes ``R = rpy_to_matrix(rpy)``; the result maps motion vectors from old to new coordinates.
@@ -154,16 +185,23 @@ def cross_force(v, f):
 
 
 def spatial_inertia(mass, com, inertia_com):
-    """Spatial inertia ``mcI`` of a rigid body (Eq. 2.63).
+    """
+    Spatial inertia ``mcI`` of a rigid body (Eq. 2.63).
 
-    Args:
-        mass: mass [kg].
-        com: ``(3,)`` centre of mass in the body frame [m].
-        inertia_com: ``(3, 3)`` rotational inertia about the centre of mass, in body-frame axes
-            [kg m^2].
+    Parameters
+    ----------
+    mass
+        mass [kg].
+    com
+        ``(3,)`` centre of mass in the body frame [m].
+    inertia_com
+        ``(3, 3)`` rotational inertia about the centre of mass, in body-frame axes
+        [kg m^2].
 
-    Returns:
-        ``(6, 6)`` spatial inertia about the body-frame origin, angular first.
+    Returns
+    -------
+    ``(6, 6)`` spatial inertia about the body-frame origin, angular first.
+
     """
     c = skew(com)
     out = np.zeros((6, 6))

@@ -1,4 +1,5 @@
-"""URDF reading: hardened XML parsing into a :class:`~rbd_dynamics.description.Description`.
+"""
+URDF reading: hardened XML parsing into a :class:`~rbd_dynamics.description.Description`.
 
 Files whose name ends in ``.xacro`` are expanded with xacro first (:func:`read_description_file`).
 
@@ -17,7 +18,7 @@ import xml.parsers.expat
 
 import numpy as np
 
-from .description import Description, UrdfError, finite_number, finite_vector
+from .description import Description, finite_number, finite_vector, UrdfError
 from .spatial import rpy_to_matrix
 
 #: Largest description accepted by default [bytes] (real URDFs are a few hundred kB at most).
@@ -54,17 +55,25 @@ def _refuse_entities(*_args):
 
 
 def parse_xml(text, max_bytes=MAX_DESCRIPTION_BYTES):
-    """Parse XML into a light element tree, refusing entities, oversize and deep nesting.
+    """
+    Parse XML into a light element tree, refusing entities, oversize and deep nesting.
 
-    Args:
-        text: the document, ``str`` or ``bytes``.
-        max_bytes: the largest accepted size [bytes] (of the UTF-8 encoding for ``str``).
+    Parameters
+    ----------
+    text
+        the document, ``str`` or ``bytes``.
+    max_bytes
+        the largest accepted size [bytes] (of the UTF-8 encoding for ``str``).
 
-    Returns:
-        The root element.
+    Returns
+    -------
+    The root element.
 
-    Raises:
-        UrdfError: the text is not acceptable XML.
+    Raises
+    ------
+    UrdfError
+        the text is not acceptable XML.
+
     """
     if isinstance(text, str):
         data = text.encode('utf-8', errors='replace')
@@ -172,18 +181,28 @@ def _read_link(desc, element):
 
 
 def add_inertial_link(desc, name, mass, xyz, rpy, moments):
-    """Add a link with a URDF ``<inertial>`` to a description.
+    """
+    Add a link with a URDF ``<inertial>`` to a description.
 
-    Args:
-        desc: the :class:`Description` to add to.
-        name: link name.
-        mass: [kg].
-        xyz, rpy: ``(3,)`` the inertial frame in the link frame [m, rad].
-        moments: ``(ixx, ixy, ixz, iyy, iyz, izz)`` about the centre of mass, in the inertial
-            frame's axes [kg m^2].
+    Parameters
+    ----------
+    desc
+        the :class:`Description` to add to.
+    name
+        link name.
+    mass
+        [kg].
+    xyz, rpy
+        ``(3,)`` the inertial frame in the link frame [m, rad].
+    moments
+        ``(ixx, ixy, ixz, iyy, iyz, izz)`` about the centre of mass, in the inertial
+        frame's axes [kg m^2].
 
-    Raises:
-        UrdfError: an unusable value (the message names the link).
+    Raises
+    ------
+    UrdfError
+        an unusable value (the message names the link).
+
     """
     ixx, ixy, ixz, iyy, iyz, izz = finite_vector(moments, 6, 'link %r inertia' % name)
     inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
@@ -223,17 +242,25 @@ def _read_joint(desc, element):
 
 
 def parse_urdf(text, max_bytes=MAX_DESCRIPTION_BYTES):
-    """Read a URDF document into a :class:`Description`.
+    """
+    Read a URDF document into a :class:`Description`.
 
-    Args:
-        text: URDF XML (``str`` or ``bytes``).
-        max_bytes: the largest accepted size [bytes].
+    Parameters
+    ----------
+    text
+        URDF XML (``str`` or ``bytes``).
+    max_bytes
+        the largest accepted size [bytes].
 
-    Returns:
-        The links and joints, in document order.
+    Returns
+    -------
+    The links and joints, in document order.
 
-    Raises:
-        UrdfError: the document is unusable; the message names the element.
+    Raises
+    ------
+    UrdfError
+        the document is unusable; the message names the element.
+
     """
     root = parse_xml(text, max_bytes=max_bytes)
     if root.tag != 'robot':
@@ -255,21 +282,31 @@ XACRO_INSTALL_HINT = ('pip install xacro, or on a ROS install apt install ros-<d
 
 
 def read_description_file(path, xacro_args=None, max_bytes=MAX_DESCRIPTION_BYTES):
-    """The URDF text of a file, expanded with xacro when its name ends in ``.xacro``.
+    """
+    Read the URDF text of a file, expanded with xacro when its name ends in ``.xacro``.
 
-    Args:
-        path: a ``.urdf`` file, or a ``.xacro`` file (``robot.urdf.xacro``).
-        xacro_args: xacro's ``name:=value`` arguments as ``{name: value}``; only for ``.xacro``.
-        max_bytes: a plain file is read up to one byte past this size, which the parser then
-            refuses [bytes].
+    Parameters
+    ----------
+    path
+        a ``.urdf`` file, or a ``.xacro`` file (``robot.urdf.xacro``).
+    xacro_args
+        xacro's ``name:=value`` arguments as ``{name: value}``; only for ``.xacro``.
+    max_bytes
+        a plain file is read up to one byte past this size, which the parser then
+        refuses [bytes].
 
-    Returns:
-        The URDF document: ``str`` from xacro, ``bytes`` from a plain file.
+    Returns
+    -------
+    The URDF document: ``str`` from xacro, ``bytes`` from a plain file.
 
-    Raises:
-        UrdfError: xacro is not installed, or cannot expand the file (the message names the file
-            and gives xacro's own error), or ``xacro_args`` were given for a plain file.
-        OSError: the file cannot be read.
+    Raises
+    ------
+    UrdfError
+        xacro is not installed, or cannot expand the file (the message names the file
+        and gives xacro's own error), or ``xacro_args`` were given for a plain file.
+    OSError
+        the file cannot be read.
+
     """
     path = os.fspath(path)
     if not path.endswith('.xacro'):
@@ -295,16 +332,23 @@ def read_description_file(path, xacro_args=None, max_bytes=MAX_DESCRIPTION_BYTES
 
 
 def split_xacro_args(tokens):
-    """Separate xacro's ``name:=value`` arguments from the other command-line tokens.
+    """
+    Separate xacro's ``name:=value`` arguments from the other command-line tokens.
 
-    Args:
-        tokens: command-line arguments.
+    Parameters
+    ----------
+    tokens
+        command-line arguments.
 
-    Returns:
-        ``(other tokens in order, {name: value})``.
+    Returns
+    -------
+    ``(other tokens in order, {name: value})``.
 
-    Raises:
-        UrdfError: an argument with an empty name.
+    Raises
+    ------
+    UrdfError
+        an argument with an empty name.
+
     """
     rest, mappings = [], {}
     for token in tokens:

@@ -1,4 +1,5 @@
-"""Descriptions from urdf_parser_py (``urdfdom_py``): a parsed ``urdf_parser_py.urdf.Robot``.
+"""
+Descriptions from urdf_parser_py (``urdfdom_py``): a parsed ``urdf_parser_py.urdf.Robot``.
 
 A program that already holds the robot as urdf_parser_py parsed it (from the parameter server,
 from ``URDF.from_xml_string``) turns it into a :class:`~rbd_dynamics.description.Description`
@@ -50,19 +51,26 @@ def _add_joint(desc, joint):
 
 
 def description_from_urdf_robot(robot):
-    """The :class:`Description` of a robot parsed by urdf_parser_py.
+    """
+    Convert a robot parsed by urdf_parser_py to a :class:`Description`.
 
-    Args:
-        robot: a ``urdf_parser_py.urdf.Robot``: its links (inertial origin, mass, inertia) and
-            joints (type, parent, child, origin, axis, limit effort, dynamics, mimic) are read;
-            a missing value takes the URDF default, as the XML reader does.
+    Parameters
+    ----------
+    robot
+        a ``urdf_parser_py.urdf.Robot``: its links (inertial origin, mass, inertia) and
+        joints (type, parent, child, origin, axis, limit effort, dynamics, mimic) are read;
+        a missing value takes the URDF default, as the XML reader does.
 
-    Returns:
-        The links and joints, in the robot's order.
+    Returns
+    -------
+    The links and joints, in the robot's order.
 
-    Raises:
-        UrdfError: a value is unusable (the message names the link or joint), or ``robot`` is
-            not such an object.
+    Raises
+    ------
+    UrdfError
+        a value is unusable (the message names the link or joint), or ``robot`` is
+        not such an object.
+
     """
     try:
         name, links, joints = _or(robot.name, ''), list(robot.links), list(robot.joints)

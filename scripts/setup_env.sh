@@ -67,6 +67,8 @@ else
   "$py" -m pip install "${pip_q[@]}" numpy numba mujoco matplotlib psutil rosbags pyyaml \
     pytest hypothesis flake8 flake8-quotes pin example-robot-data xacro urdfdom-py \
     "ros-$distro-ament-flake8"
+  # The ament linters with the flake8 plugins a ROS 2 install gives ament_flake8.
+  "$py" -m pip install "${pip_q[@]}" "ros-$distro-ament-pep257" pydocstyle flake8-builtins flake8-comprehensions flake8-docstrings flake8-import-order flake8-blind-except flake8-class-newline flake8-deprecated
   touch "$stamp"
 fi
 # The package itself, reinstalled every time so the environment runs the checked-out code.

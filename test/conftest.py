@@ -1,4 +1,5 @@
-"""Test session setup: every session gets its own DDS domain, restricted to this host.
+"""
+Test session setup: every session gets its own DDS domain, restricted to this host.
 
 The variables are set before any test imports rclpy, and the node processes the tests start
 inherit them, so parallel test sessions on one machine never see each other's topics.
@@ -33,7 +34,7 @@ def pytest_configure(config):
 
 @pytest.fixture(scope='session')
 def urdf():
-    """The bundled demo arm's URDF text."""
+    """Return the bundled demo arm's URDF text."""
     from rbd_dynamics.resources import demo_urdf_path
     with open(demo_urdf_path()) as stream:
         return stream.read()
@@ -41,7 +42,7 @@ def urdf():
 
 @pytest.fixture(scope='session')
 def model(urdf):
-    """The library's model of the demo arm."""
+    """Return the library's model of the demo arm."""
     import rbd_dynamics as rbd
     return rbd.Model.from_urdf(urdf)
 
@@ -54,7 +55,7 @@ _MISSING = re.compile(r'not installed|no module named|could not import', re.IGNO
 
 
 def missing_ci_module(reason):
-    """The module of :data:`CI_INSTALLS` that a skip reason says is missing, or ``None``."""
+    """Return the module of :data:`CI_INSTALLS` that a skip reason says is missing, or ``None``."""
     if not _MISSING.search(reason):
         return None
     text = reason.replace('-', '_')

@@ -4,7 +4,8 @@ import numpy as np
 
 
 def description_differences(a, b, rtol=1e-12):
-    """What differs between two descriptions, as readable lines (empty when they agree).
+    """
+    List what differs between two descriptions, as readable lines (empty when they agree).
 
     Links: names (document order), mass, centre of mass and inertia; joints: names (document
     order), type, parent, child, origin, axis, effort limit, damping, friction and mimic.

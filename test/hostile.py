@@ -1,4 +1,5 @@
-"""A generated corpus of unusable robot descriptions, each with the word its error must name.
+"""
+A generated corpus of unusable robot descriptions, each with the word its error must name.
 
 Every case is a small valid robot broken in one way, or an attack on the XML parser. Used by the
 library tests (each raises ``rbd.UrdfError`` naming the element) and by the node tests (each is
@@ -31,7 +32,7 @@ def robot(body):
 
 
 def valid(**override):
-    """The three-joint robot that every case breaks, with pieces replaced by ``override``."""
+    """Return the three-joint robot that every case breaks, pieces replaced by ``override``."""
     parts = {
         'base': link('base'), 'upper': link('upper'), 'lower': link('lower'),
         'hand': link('hand'),
@@ -43,8 +44,12 @@ def valid(**override):
 
 
 def cases():
-    """``[(case id, description text, words the error must contain)]``: for XML that is
-    not well-formed, the words of expat's message."""
+    """
+    Return the hostile descriptions, each with the words its error must contain.
+
+    ``[(case id, description text, words the error must contain)]``: for XML that is
+    not well-formed, the words of expat's message.
+    """
     out = []
     add = out.append
     # not XML, or not a robot
@@ -134,7 +139,7 @@ ROOT_LINK = {'root_link_missing': 'no_such_link'}
 
 
 def huge_valid(links=3000):
-    """A valid tree of ``links`` links: a spine with a branch at every link."""
+    """Return a valid tree of ``links`` links: a spine with a branch at every link."""
     parts = [link('l0')]
     for i in range(1, links):
         parent = 'l%d' % ((i - 1) // 2)

@@ -1,4 +1,5 @@
-"""Real robot descriptions from example-robot-data, and Pinocchio models mapped to ours by name.
+"""
+Real robot descriptions from example-robot-data, and Pinocchio models mapped to ours by name.
 
 example-robot-data is found, in this order, through its Python module where the installed version
 has one (``example_robot_data.robots_loader.EXAMPLE_ROBOT_DATA_MODEL_DIR``), as the Python
@@ -90,7 +91,7 @@ def _candidates():
 
 
 def robots_directory():
-    """The example-robot-data ``robots`` directory, or ``None`` when it is not installed."""
+    """Return the example-robot-data ``robots`` directory, or ``None`` when it is not installed."""
     for path in _candidates():
         if path and os.path.isdir(path):
             return path
@@ -106,10 +107,14 @@ def all_urdfs():
 
 
 def robot_id(path):
-    """A short unique name for a description: ``'panda'``, ``'anymal_c_simple/anymal'``.
+    """
+    Return a short unique name for a description: ``'panda'``, ``'anymal_c_simple/anymal'``.
 
-    Args:
-        path: path of the URDF, relative to the robots directory or absolute.
+    Parameters
+    ----------
+    path
+        path of the URDF, relative to the robots directory or absolute.
+
     """
     root = robots_directory()
     if root is not None and os.path.isabs(path):
@@ -128,8 +133,12 @@ def load(path, **kwargs):
 
 
 def floating_urdf(path):
-    """The description at ``path`` as URDF text, its root on a ``floating`` joint from a new
-    ``world`` link (joint :data:`FLOATING_JOINT`, identity origin)."""
+    """
+    Return the description at ``path`` on a floating base.
+
+    The description at ``path`` as URDF text, its root on a ``floating`` joint from a new
+    ``world`` link (joint :data:`FLOATING_JOINT`, identity origin).
+    """
     robot = ET.parse(path).getroot()
     children = {joint.find('child').get('link') for joint in robot.findall('joint')}
     roots = [link.get('name') for link in robot.findall('link')
@@ -143,13 +152,16 @@ def floating_urdf(path):
 
 
 def has_mimic_joints(path):
-    """True when a moving joint of the description at ``path`` has a ``<mimic>`` tag."""
+    """Tell whether a moving joint of the description at ``path`` has a ``<mimic>`` tag."""
     return any(joint.find('mimic') is not None and joint.get('type') != 'fixed'
                for joint in ET.parse(path).getroot().iter('joint'))
 
 
 def masters_first(path):
-    """The description at ``path`` as URDF text, the joints above each mimic master renamed
+    """
+    Return the description at ``path`` with each mimic master met first.
+
+    The description at ``path`` as URDF text, the joints above each mimic master renamed
     (``'0'`` prepended) so that the master's branch comes first in depth-first order.
 
     Pinocchio's native mimic joints need the master before the mimic joint in that order,
@@ -182,7 +194,8 @@ def masters_first(path):
 
 
 class PinocchioPair:
-    """Our model and Pinocchio's of one URDF, with the maps between their coordinates.
+    """
+    Our model and Pinocchio's of one URDF, with the maps between their coordinates.
 
     Joints are matched by name. Pinocchio represents continuous joints by ``(cos, sin)`` (nq 2,
     nv 1); a URDF ``floating`` joint and Pinocchio's free flyer share the layout ``q = [x y z
@@ -192,13 +205,20 @@ class PinocchioPair:
     (``tau[master] += multiplier * tau[mimic]``); with ``mimic=True`` Pinocchio's own mimic joints
     do both. External forces are per joint, in the joint frame.
 
-    Args:
-        path: the URDF file.
-        pin: the ``pinocchio`` module.
-        floating: put the robot on a floating joint (ours: a URDF ``floating`` joint from a new
-            ``world`` link; Pinocchio: ``JointModelFreeFlyer``).
-        mimic: build Pinocchio's model with its native mimic joints.
-        gravity: ``(3,)`` gravity for both models, in the root frame [m/s^2].
+    Parameters
+    ----------
+    path
+        the URDF file.
+    pin
+        the ``pinocchio`` module.
+    floating
+        put the robot on a floating joint (ours: a URDF ``floating`` joint from a new
+        ``world`` link; Pinocchio: ``JointModelFreeFlyer``).
+    mimic
+        build Pinocchio's model with its native mimic joints.
+    gravity
+        ``(3,)`` gravity for both models, in the root frame [m/s^2].
+
     """
 
     def __init__(self, path, pin, floating=False, mimic=False, gravity=(0.0, 0.0, -9.81)):
@@ -281,8 +301,12 @@ class PinocchioPair:
         return tau
 
     def pin_forces(self, f_ext):
-        """Our ``{link: [fx fy fz tx ty tz]}`` (link frame, about its origin) as Pinocchio's
-        per-joint forces in the joint frames (``frame.placement`` is joint -> link)."""
+        """
+        Convert our wrenches to Pinocchio's per-joint forces.
+
+        Our ``{link: [fx fy fz tx ty tz]}`` (link frame, about its origin) as Pinocchio's
+        per-joint forces in the joint frames (``frame.placement`` is joint -> link).
+        """
         pin = self.pin
         pm = self.pin_model
         forces = pin.StdVec_Force()
@@ -315,7 +339,7 @@ class PinocchioPair:
         return self.fold(self.pin.computeGeneralizedGravity(self.pin_model, self.pin_data, pq))
 
     def random_q(self, rng):
-        """A ``(nq,)`` position: coordinates within ±pi, unit quaternions for floating joints."""
+        """Return a ``(nq,)`` position: coordinates within ±pi, unit quaternions if floating."""
         q = rng.uniform(-np.pi, np.pi, self.model.nq)
         for name, jtype in zip(self.model.joint_names, self.model.joint_types):
             if jtype == 'floating':

@@ -1,4 +1,5 @@
-"""Start the node as its own process and talk to it over real ROS 2 topics.
+"""
+Start the node as its own process and talk to it over real ROS 2 topics.
 
 ``NodeProcess`` starts ``rbd_dynamics_node`` the way the launch file does
 (``--ros-args --params-file``); ``Peer`` is the test's side of the graph: publishers for every
@@ -14,11 +15,11 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped, WrenchStamped
+import numpy as np
 from rcl_interfaces.srv import SetParameters
+import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -31,7 +32,7 @@ NODE = 'rbd_dynamics'
 
 
 def node_command(script='rbd_dynamics_node', module='rbd_dynamics.ros.node'):
-    """The installed console script (as ``ros2 run`` and the launch file start it)."""
+    """Return the installed console script (as ``ros2 run`` and the launch file start it)."""
     here = os.path.dirname(sys.executable)
     for path in (os.path.join(here, script), shutil.which(script)):
         if path and os.path.exists(path):
@@ -40,7 +41,7 @@ def node_command(script='rbd_dynamics_node', module='rbd_dynamics.ros.node'):
 
 
 def write_params(path, params, node='/**'):
-    """A ROS 2 parameters file; JSON scalars and lists are valid YAML flow values."""
+    """Write a ROS 2 parameters file; JSON scalars and lists are valid YAML flow values."""
     with open(path, 'w') as stream:
         stream.write('%s:\n  ros__parameters:%s\n' % (node, '' if params else ' {}'))
         for name, value in params.items():
@@ -48,7 +49,8 @@ def write_params(path, params, node='/**'):
 
 
 class NodeProcess:
-    """The node in its own process, with a parameters file; stopped with SIGINT.
+    """
+    The node in its own process, with a parameters file; stopped with SIGINT.
 
     Each test fixture runs its node in its own namespace (as the launch file's ``namespace``
     argument does), so nodes that overlap in time never share a topic.
@@ -190,8 +192,12 @@ class Peer:
         self.pub_payload.publish(msg)
 
     def trigger(self, service):
-        """Call the node's ``std_srvs/Trigger`` service ``service`` (relative to the node):
-        ``(success, message)``."""
+        """
+        Call the node's ``std_srvs/Trigger`` service ``service``.
+
+        Call the node's ``std_srvs/Trigger`` service ``service`` (relative to the node):
+        ``(success, message)``.
+        """
         client = self._triggers.get(service)
         if client is None:
             client = self._triggers[service] = self.node.create_client(
@@ -202,7 +208,7 @@ class Peer:
         return future.result().success, future.result().message
 
     def diagnostic(self, key):
-        """The latest value of ``key`` in the node's diagnostics, or ``None``."""
+        """Return the latest value of ``key`` in the node's diagnostics, or ``None``."""
         for array in reversed(self.diagnostics):
             for status in array.status:
                 if status.name.startswith(self.node_path + ':'):
@@ -212,8 +218,12 @@ class Peer:
         return None
 
     def set_parameters(self, *params, **values):
-        """Set parameters on the node (``rclpy.parameter.Parameter`` objects, for an empty
-        list with its type, and name=value pairs): the list of ``SetParametersResult``."""
+        """
+        Set parameters on the node.
+
+        Set parameters on the node (``rclpy.parameter.Parameter`` objects, for an empty
+        list with its type, and name=value pairs): the list of ``SetParametersResult``.
+        """
         assert self.param_client.wait_for_service(timeout_sec=10.0)
         request = SetParameters.Request()
         params = list(params) + [Parameter(name, value=value) for name, value in values.items()]
@@ -228,7 +238,8 @@ class Peer:
 
 
 def exchange(peer, names, q=(), qd=(), timeout=10.0):
-    """Send one joint state; the (feedforward, gravity, command) answering it, or ``None``.
+    """
+    Send one joint state; the (feedforward, gravity, command) answering it, or ``None``.
 
     Every cycle publishes one message on each output; the command carries no stamp, so it is
     the last one once as many commands as feedforward messages have arrived.

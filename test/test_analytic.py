@@ -93,7 +93,7 @@ def test_floating_single_body_newton_euler():
     """A free rigid body: the Newton-Euler equations about its centre of mass, in the body."""
     m = 4.0
     c = np.array([0.05, -0.1, 0.2])
-    ic_entries = dict(ixx=0.3, iyy=0.4, izz=0.5, ixy=0.01, ixz=-0.02, iyz=0.03)
+    ic_entries = {'ixx': 0.3, 'iyy': 0.4, 'izz': 0.5, 'ixy': 0.01, 'ixz': -0.02, 'iyz': 0.03}
     ic = np.array([[0.3, 0.01, -0.02], [0.01, 0.4, 0.03], [-0.02, 0.03, 0.5]])
     model = rbd.Model.from_urdf(rigid_body(m, c, ic_entries))
     r_world_joint = rbd.spatial.rpy_to_matrix((0.1, 0.2, 0.3))
@@ -196,8 +196,11 @@ def test_mimic_chain():
 
 def one_body(jtype, mass, com, inertia_c, rpy, axis=(1.0, 0.0, 0.0), pitch=0.0,
              gravity=(0.0, 0.0, -G)):
-    """A single body on one joint of ``jtype`` from a fixed base (joint frame turned by
-    ``rpy``)."""
+    """
+    Build a single body on one joint of ``jtype`` from a fixed base.
+
+    The joint frame is turned by ``rpy``.
+    """
     desc = rbd.Description('one_body')
     desc.add_link('base')
     desc.add_link('body', mass=mass, com=com, inertia=inertia_c)
@@ -218,9 +221,13 @@ INERTIA_C = np.array([[0.3, 0.01, -0.02], [0.01, 0.4, 0.03], [-0.02, 0.03, 0.5]]
 
 
 def test_helical_single_body_lagrange():
-    """A body screwing along the unit axis a (pitch p): its centre of mass moves at
+    """
+    A body screwing along a unit axis matches the Lagrangian.
+
+    A body screwing along the unit axis a (pitch p): its centre of mass moves at
     theta_d (a x R c + p a), so T = J theta_d^2 / 2 with the constant
-    J = a.Ic a + m |a x c|^2 + m p^2, and V = -m g.(R c + p theta a)."""
+    J = a.Ic a + m |a x c|^2 + m p^2, and V = -m g.(R c + p theta a).
+    """
     m, p = 2.5, 0.07
     c = np.array([0.1, -0.2, 0.15])
     a = np.array([1.0, 2.0, -0.5])
@@ -240,8 +247,12 @@ def test_helical_single_body_lagrange():
 
 
 def test_spherical_single_body_euler():
-    """A body turning about a fixed point: Euler's equations about the pivot, in the body,
-    tau = I_o w_d + w x I_o w - c x m g_body (q: quaternion [x y z w], qd: w in the body)."""
+    """
+    A body turning about a fixed point matches Euler's equations.
+
+    A body turning about a fixed point: Euler's equations about the pivot, in the body,
+    tau = I_o w_d + w x I_o w - c x m g_body (q: quaternion [x y z w], qd: w in the body).
+    """
     m = 1.7
     c = np.array([0.05, 0.2, -0.3])
     rpy = (-0.4, 0.2, 0.9)

@@ -1,5 +1,9 @@
-"""The CI rule of conftest.py: a skip for a dependency CI installs fails the run under CI=true,
-other skips stay skips. Checked on a generated test directory run by a separate pytest."""
+"""
+The CI rule of conftest.py, checked on a generated test directory.
+
+The CI rule of conftest.py: a skip for a dependency CI installs fails the run under CI=true,
+other skips stay skips. Checked on a generated test directory run by a separate pytest.
+"""
 
 import os
 import re
@@ -7,9 +11,8 @@ import shutil
 import subprocess
 import sys
 
-import pytest
-
 from conftest import missing_ci_module
+import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -70,8 +73,11 @@ def test_reasons(reason, module):
 
 
 def _run(tmp_path, ci, text):
-    """Run ``text`` as a test file beside a copy of conftest.py: (exit code, outcome by test,
-    output)."""
+    """
+    Run ``text`` as a test file beside a copy of conftest.py.
+
+    Return the exit code, the outcome by test and the output.
+    """
     shutil.copy(os.path.join(HERE, 'conftest.py'), tmp_path / 'conftest.py')
     (tmp_path / 'test_generated.py').write_text(text)
     env = {k: v for k, v in os.environ.items() if k != 'CI'}

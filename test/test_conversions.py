@@ -1,4 +1,5 @@
-"""Message -> array conversions: merging by name, desired input, wrenches; hostile messages.
+"""
+Message -> array conversions: merging by name, desired input, wrenches; hostile messages.
 
 Message objects are the real generated ROS 2 message classes when they are importable, so the
 field types (``array.array('d')`` sequences) are the ones the node sees.
@@ -6,13 +7,12 @@ field types (``array.array('d')`` sequences) are the ones the node sees.
 
 import math
 
+from hypothesis import given, settings, strategies as st
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
+from rbd_dynamics.controller import wrap_angle
 from rbd_dynamics.ros.conversions import (desired_from_array, desired_from_trajectory,
                                           JointStateMerger, wrench_to_array)
-from rbd_dynamics.controller import wrap_angle
 
 sensor_msgs = pytest.importorskip('sensor_msgs.msg')
 std_msgs = pytest.importorskip('std_msgs.msg')

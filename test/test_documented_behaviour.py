@@ -50,8 +50,12 @@ def test_an_inconsistent_inertia_loads_with_a_warning():
 
 
 def test_a_root_link_gives_the_sub_tree_below_it():
-    """root_link='upper' of the two-link arm: only the elbow and the links below 'upper'; with
-    the shoulder at rest at zero the elbow torque is the full arm's."""
+    """
+    A root link gives the sub-tree below it.
+
+    root_link='upper' of the two-link arm: only the elbow and the links below 'upper'; with
+    the shoulder at rest at zero the elbow torque is the full arm's.
+    """
     text = two_link(1.7, 1.1, 0.55, 0.3, 0.22, 0.04, 0.02)
     full = rbd.Model.from_urdf(text, gravity=(0, -G, 0))
     sub = rbd.Model.from_urdf(text, gravity=(0, -G, 0), root_link='upper')

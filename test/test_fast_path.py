@@ -1,4 +1,5 @@
-"""The compiled path (numba) equals the NumPy reference, on every robot and joint type.
+"""
+The compiled path (numba) equals the NumPy reference, on every robot and joint type.
 
 Robots: every URDF shipped by example-robot-data (6.0.0, from the Python registry) that loads,
 the bundled demo arm, and code-built trees using each joint type of the library (helical,
@@ -33,7 +34,7 @@ def _load(path):
 
 
 def _code_built():
-    """A tree with every joint type, a mimic chain and fixed children, built without a URDF."""
+    """Build a tree with every joint type, a mimic chain and fixed children, without a URDF."""
     rng = np.random.default_rng(7)
     desc = rbd.Description('all_joints')
 
@@ -71,7 +72,11 @@ MODELS.update((robot_id(path), path) for path in all_urdfs())
 
 
 def _seed(name):
-    """A seed that does not change between runs (``hash`` of a str does, with PYTHONHASHSEED)."""
+    """
+    Return a seed that does not change between runs.
+
+    ``hash`` of a str does, with PYTHONHASHSEED.
+    """
     return zlib.crc32(name.encode())
 
 
@@ -150,7 +155,7 @@ def test_compiled_equals_reference_on_urdf(name):
 
 
 def test_compiled_equals_reference_on_every_joint_type(code_model):
-    assert set(j.jtype for j in code_model.joints) == {
+    assert {j.jtype for j in code_model.joints} == {
         'floating', 'revolute', 'helical', 'spherical', 'planar', 'prismatic', 'continuous'}
     rng = np.random.default_rng(3)
     _check(code_model, rng)
@@ -191,8 +196,12 @@ def test_without_numba_the_reference_path_gives_the_same_numbers(tmp_path):
 
 
 def test_every_kind_of_input_reaches_the_same_answer():
-    """Inputs the compiled entry points refuse (lists, other dtypes, strided or read-only
-    arrays) take the general path: same numbers, and size errors name the expected size."""
+    """
+    Every kind of input reaches the same answer.
+
+    Inputs the compiled entry points refuse (lists, other dtypes, strided or read-only
+    arrays) take the general path: same numbers, and size errors name the expected size.
+    """
     model = _load(MODELS['demo_arm'])
     rng = np.random.default_rng(9)
     q, qd, qdd = rng.uniform(-1, 1, (3, model.nv))
@@ -228,9 +237,13 @@ def test_every_kind_of_input_reaches_the_same_answer():
 
 
 def test_inputs_the_entry_points_must_not_get():
-    """The wrappers hand only float64 vectors to the compiled entry points, which skip numba's
+    """
+    Only float64 vectors reach the compiled entry points.
+
+    The wrappers hand only float64 vectors to the compiled entry points, which skip numba's
     type checks: integer, single-precision, complex, object and 2-D inputs take the general
-    path and give the reference's answer (or its error)."""
+    path and give the reference's answer (or its error).
+    """
     model = _load(MODELS['demo_arm'])
     rng = np.random.default_rng(11)
     q, qd, qdd = rng.uniform(-1, 1, (3, model.nv))
@@ -282,8 +295,12 @@ def test_inputs_the_entry_points_must_not_get():
 
 
 def test_threads_share_a_model():
-    """Calls from several threads on one model, each with its own external wrench, all get
-    their own answer (external forces are arguments of the compiled call, not shared state)."""
+    """
+    Threads sharing a model each get their own answer.
+
+    Calls from several threads on one model, each with its own external wrench, all get
+    their own answer (external forces are arguments of the compiled call, not shared state).
+    """
     import threading
     model = _load(MODELS['demo_arm'])
     rng = np.random.default_rng(12)
@@ -317,8 +334,12 @@ def test_threads_share_a_model():
 
 
 def _axes_chain():
-    """A chain whose 1-DoF joints point along +-z, nearly z, +-x, -y and skew axes, with
-    fixed children between them: the frames the packed model turns onto z."""
+    """
+    Build a chain of 1-DoF joints along many axes.
+
+    A chain whose 1-DoF joints point along +-z, nearly z, +-x, -y and skew axes, with
+    fixed children between them: the frames the packed model turns onto z.
+    """
     desc = rbd.Description('axes')
     rng = np.random.default_rng(13)
     desc.add_link('base', mass=1.0, com=(0, 0, 0), inertia=np.eye(3) * 0.01)
@@ -354,8 +375,12 @@ def test_axes_in_every_direction():
 
 
 def test_compile_later():
-    """``compiled=False`` gives the NumPy path until ``compile()``; the numbers do not change,
-    and payload wrenches computed before switch to the compiled path too."""
+    """
+    A model built without the compiled path switches to it later.
+
+    ``compiled=False`` gives the NumPy path until ``compile()``; the numbers do not change,
+    and payload wrenches computed before switch to the compiled path too.
+    """
     path = MODELS['demo_arm']
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', rbd.DescriptionWarning)
@@ -377,9 +402,13 @@ def test_compile_later():
 
 
 def test_large_batches_run_on_threads(code_model, monkeypatch):
-    """A batch of PARALLEL_BATCH states or more goes to the parallel kernel (on two threads
+    """
+    Large batches run on threads and equal the loop.
+
+    A batch of PARALLEL_BATCH states or more goes to the parallel kernel (on two threads
     here, whatever the machine has) and equals the loop of single calls, with wrenches, for
-    rnea and gravity torques."""
+    rnea and gravity torques.
+    """
     model = code_model
     calls = []
     parallel = _fast._batch_parallel

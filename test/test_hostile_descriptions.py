@@ -5,13 +5,11 @@ import signal
 import tracemalloc
 import warnings
 
+from hostile import cases, huge_valid, ROOT_LINK, valid
+from hypothesis import given, settings, strategies as st
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
 import rbd_dynamics as rbd
-
-from hostile import cases, huge_valid, ROOT_LINK, valid
 
 CASES = cases()
 
@@ -60,10 +58,14 @@ def test_an_external_dtd_is_never_fetched(hang_guard):
 
 
 def test_a_huge_valid_description_loads(hang_guard):
-    """The 3000-link tree of hostile.huge_valid: link i hangs from link (i - 1) // 2 by a joint
+    """
+    A huge valid description loads.
+
+    The 3000-link tree of hostile.huge_valid: link i hangs from link (i - 1) // 2 by a joint
     0.2 m above it about (i % 2, (i + 1) % 2, 1), its centre of mass 0.1 m above its origin.
     With only the two joints at the root turned, each holds its branch as one rigid body:
-    tau = -a . (R(a, theta) c) x g, with c the first moment of the branch about the joint."""
+    tau = -a . (R(a, theta) c) x g, with c the first moment of the branch about the joint.
+    """
     links = 3000
     model = rbd.Model.from_urdf(huge_valid(links))
     assert model.nv == model.nq == links - 1 and len(model.link_names) == links
@@ -101,8 +103,12 @@ NUMBERS = st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(repr),
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_mutated_descriptions_load_or_are_refused(data):
-    """Any attribute value replaced, any element cut or any character changed: the loader
-    either builds a model with finite torques or raises UrdfError, nothing else."""
+    """
+    Mutated descriptions load or are refused.
+
+    Any attribute value replaced, any element cut or any character changed: the loader
+    either builds a model with finite torques or raises UrdfError, nothing else.
+    """
     text = VALID
     for _ in range(data.draw(st.integers(1, 3))):
         kind = data.draw(st.sampled_from(['value', 'cut', 'char']))

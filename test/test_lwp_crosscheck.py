@@ -1,4 +1,7 @@
-"""An independent check: the 3-D Newton-Euler recursion of Luh, Walker and Paul with modified
+"""
+Cross-check against Luh, Walker and Paul's Newton-Euler recursion.
+
+An independent check: the 3-D Newton-Euler recursion of Luh, Walker and Paul with modified
 Denavit-Hartenberg parameters, on random revolute serial chains written out as URDF.
 
 Frame i follows frame i-1 by Rx(alpha_{i-1}) Tx(a_{i-1}) Rz(theta_i) Tz(d_i). Since Rz and Tz

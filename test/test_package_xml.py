@@ -1,4 +1,5 @@
-"""package.xml declares what the code imports, and nothing that nothing imports.
+"""
+package.xml declares what the code imports, and nothing that nothing imports.
 
 Every import of a third-party module (an ``import`` statement or ``pytest.importorskip``) in
 the package and the launch files must map to an ``exec_depend``, one in the tests to an

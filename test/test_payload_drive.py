@@ -1,4 +1,5 @@
-"""The real-robot parts of the library: drive torques, URDF limits and dynamics, payloads.
+"""
+The real-robot parts of the library: drive torques, URDF limits and dynamics, payloads.
 
 - ``drive_torques`` against its closed form, and armature against Pinocchio's ``rnea`` (which
   adds ``model.armature * a``);
@@ -19,8 +20,8 @@ import rbd_dynamics as rbd
 from rbd_dynamics.resources import demo_urdf_path
 from urdf_builders import inertial, joint, link, robot
 
-PAYLOAD = dict(mass=2.0, com=(0.01, -0.02, 0.08),
-               inertia=(0.011, 0.001, -0.002, 0.013, 0.0015, 0.009))
+PAYLOAD = {'mass': 2.0, 'com': (0.01, -0.02, 0.08),
+           'inertia': (0.011, 0.001, -0.002, 0.013, 0.0015, 0.009)}
 
 
 def _demo_text():
@@ -29,7 +30,7 @@ def _demo_text():
 
 
 def _with_fixed_payload(text, link_name, mass, com, inertia):
-    """The description with the payload as a link fixed to ``link_name`` at its origin."""
+    """Return the description with the payload as a link fixed to ``link_name`` at its origin."""
     ixx, ixy, ixz, iyy, iyz, izz = inertia
     extra = (link('payload_body', inertial(mass, com, ixx=ixx, iyy=iyy, izz=izz, ixy=ixy,
                                            ixz=ixz, iyz=iyz))
@@ -180,14 +181,14 @@ def test_payload_set_before_compiling():
 
 
 @pytest.mark.parametrize('bad, word', [
-    (dict(link='nope', mass=1.0), 'unknown link'),
-    (dict(link='ft_frame', mass=-1.0), 'mass'),
-    (dict(link='ft_frame', mass=np.nan), 'mass'),
-    (dict(link='ft_frame', mass=1.0, com=(0, 0, np.inf)), 'com'),
-    (dict(link='ft_frame', mass=1.0, com=(0, 0)), 'com'),
-    (dict(link='ft_frame', mass=1.0, inertia=(1, 0, 0, 1, 0, np.nan)), 'inertia'),
-    (dict(link='ft_frame', mass=1.0, inertia=(-1, 0, 0, 1, 0, 1)), 'inertia'),
-    (dict(link='ft_frame', mass=1.0, inertia=(1, 0, 0)), 'inertia'),
+    ({'link': 'nope', 'mass': 1.0}, 'unknown link'),
+    ({'link': 'ft_frame', 'mass': -1.0}, 'mass'),
+    ({'link': 'ft_frame', 'mass': np.nan}, 'mass'),
+    ({'link': 'ft_frame', 'mass': 1.0, 'com': (0, 0, np.inf)}, 'com'),
+    ({'link': 'ft_frame', 'mass': 1.0, 'com': (0, 0)}, 'com'),
+    ({'link': 'ft_frame', 'mass': 1.0, 'inertia': (1, 0, 0, 1, 0, np.nan)}, 'inertia'),
+    ({'link': 'ft_frame', 'mass': 1.0, 'inertia': (-1, 0, 0, 1, 0, 1)}, 'inertia'),
+    ({'link': 'ft_frame', 'mass': 1.0, 'inertia': (1, 0, 0)}, 'inertia'),
 ])
 def test_bad_payloads_are_refused_and_change_nothing(bad, word):
     model = rbd.Model.from_urdf_file(demo_urdf_path())
@@ -201,15 +202,19 @@ def test_bad_payloads_are_refused_and_change_nothing(bad, word):
 
 
 def test_no_torn_reads_while_the_payload_changes():
-    """One thread computes while another switches the payload between two values: every result
-    is the torque of one payload or of the other, never of a mix."""
+    """
+    No torn reads while the payload changes.
+
+    One thread computes while another switches the payload between two values: every result
+    is the torque of one payload or of the other, never of a mix.
+    """
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', rbd.InertiaWarning)
         model = rbd.Model.from_urdf_file(demo_urdf_path())
     rng = np.random.default_rng(5)
     q, qd, qdd = rng.uniform(-1, 1, (3, model.nv))
-    light = dict(mass=0.5, com=(0.0, 0.0, 0.05), inertia=(0.001, 0, 0, 0.001, 0, 0.001))
-    heavy = dict(mass=5.0, com=(0.05, 0.02, 0.2), inertia=(0.05, 0.01, 0, 0.04, 0, 0.03))
+    light = {'mass': 0.5, 'com': (0.0, 0.0, 0.05), 'inertia': (0.001, 0, 0, 0.001, 0, 0.001)}
+    heavy = {'mass': 5.0, 'com': (0.05, 0.02, 0.2), 'inertia': (0.05, 0.01, 0, 0.04, 0, 0.03)}
     expected = []
     for payload in (light, heavy):
         model.set_payload('ft_frame', **payload)

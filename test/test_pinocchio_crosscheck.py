@@ -1,4 +1,5 @@
-"""RNEA and gravity torques against Pinocchio on real robot descriptions (example-robot-data).
+"""
+RNEA and gravity torques against Pinocchio on real robot descriptions (example-robot-data).
 
 For every robot of ``robots.CROSS_CHECK``: random states and random external wrenches on random
 links (always including a link attached by a fixed joint to a moving body, and one on the
@@ -172,8 +173,12 @@ PIN_VERSION = tuple(int(part) for part in pin.__version__.split('.')[:2])
                     'on panda and pr2)')
 @pytest.mark.parametrize('rel', NATIVE_MIMIC, ids=robot_id)
 def test_pinocchio_native_mimic_joints(rel, tmp_path):
-    """Pinocchio's own mimic joints: no folding on our side, the torques compare directly
-    (joints renamed so that Pinocchio meets each master first, see robots.masters_first)."""
+    """
+    Pinocchio's own mimic joints give the same torques.
+
+    Pinocchio's own mimic joints: no folding on our side, the torques compare directly
+    (joints renamed so that Pinocchio meets each master first, see robots.masters_first).
+    """
     path = tmp_path / os.path.basename(rel)
     path.write_text(masters_first(path_of(rel)))
     pair = PinocchioPair(str(path), pin, mimic=True)

@@ -1,4 +1,5 @@
-"""Properties every correct inverse dynamics has, on the demo arm and real descriptions.
+"""
+Properties every correct inverse dynamics has, on the demo arm and real descriptions.
 
 Where a property alone would hold for a wrong answer too (gravity equals RNEA at rest, torques
 linear in the wrenches and in the acceleration), the value is also compared with Pinocchio
@@ -9,9 +10,9 @@ import os
 import warnings
 import xml.etree.ElementTree as ET
 
+from hypothesis import given, settings, strategies as st
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
 
 import rbd_dynamics as rbd
 from rbd_dynamics.resources import demo_urdf_path
@@ -131,8 +132,12 @@ def test_batch_equals_loop(model):
 
 
 def test_wrench_on_fixed_child_equals_transformed_wrench_on_parent():
-    """A tool on a fixed joint turned and shifted from its link: a wrench on the tool equals
-    the same wrench moved across the joint onto the link."""
+    """
+    A wrench on a fixed child equals the transformed wrench on its parent.
+
+    A tool on a fixed joint turned and shifted from its link: a wrench on the tool equals
+    the same wrench moved across the joint onto the link.
+    """
     rpy, xyz = (0.4, -1.1, 2.3), (0.12, -0.05, 0.31)
     text = robot('arm', link('base'),
                  joint('j1', 'revolute', 'base', 'upper', axis=(0, 1, 0)),
@@ -158,8 +163,12 @@ def test_wrench_on_fixed_child_equals_transformed_wrench_on_parent():
 
 
 def test_wrench_maps_through_the_link_jacobian(model, pair):
-    """tau(f_ext) - tau(0) = -sum J_link^T w_link, with each link's Jacobian (velocity of its
-    origin and angular velocity, in its frame) from Pinocchio."""
+    """
+    A wrench maps to joint torques through the link Jacobian.
+
+    tau(f_ext) - tau(0) = -sum J_link^T w_link, with each link's Jacobian (velocity of its
+    origin and angular velocity, in its frame) from Pinocchio.
+    """
     pin = pair.pin
     rng = np.random.default_rng(4)
     q, qd, qdd = state(model, rng)
@@ -185,7 +194,11 @@ def test_mass_matrix_symmetric_positive_definite(model):
 
 
 def test_rnea_linear_in_acceleration(model, pair):
-    """tau = bias + M qdd, with M from Pinocchio's composite-rigid-body algorithm."""
+    """
+    RNEA is linear in acceleration: tau = bias + M qdd.
+
+    M comes from Pinocchio's composite-rigid-body algorithm.
+    """
     rng = np.random.default_rng(6)
     q, qd, qdd = state(model, rng)
     pq, _, _ = pair.pin_state(q, qd, qdd)
@@ -227,8 +240,12 @@ def test_power_balance():
 
 
 def floating_at(path, link_name):
-    """The description with the joint above ``link_name`` (a new one from a ``world`` link for
-    the root) made ``floating``; returns the URDF text and that joint's name."""
+    """
+    Return the description with a floating joint above ``link_name``.
+
+    The description with the joint above ``link_name`` (a new one from a ``world`` link for
+    the root) made ``floating``; returns the URDF text and that joint's name.
+    """
     tree = ET.parse(path).getroot()
     for element in tree.findall('joint'):
         if element.find('child').get('link') == link_name:
@@ -238,7 +255,7 @@ def floating_at(path, link_name):
 
 
 def coordinates(model):
-    """joint name -> (slice of q, slice of qd)."""
+    """Map each joint name to its (slice of q, slice of qd)."""
     out = {}
     q0 = v0 = 0
     for joint_name, nq, nv in zip(model.joint_names, model.joint_nq, model.joint_nv):
@@ -254,9 +271,13 @@ def coordinates(model):
     ('pr2_description/urdf/pr2.urdf', 'fl_caster_rotation_link'),
 ])
 def test_payload_wrench_on_a_link_of_the_base(rel, link_name):
-    """payload_wrench at a link fixed to the base against the torque of a floating joint put
+    """
+    The payload wrench on a link of the base is what a floating joint there carries.
+
+    payload_wrench at a link fixed to the base against the torque of a floating joint put
     above that link in another model: the wrench that joint transmits (force first, in the
-    link frame) is what carries everything beyond it, computed by a differently built tree."""
+    link frame) is what carries everything beyond it, computed by a differently built tree.
+    """
     if rel == 'demo_arm':
         path = demo_urdf_path()
     else:

@@ -1,4 +1,7 @@
-"""Launch test: the installed launch file starts a node that answers joint states, from the
+"""
+Launch test of the installed launch file.
+
+Launch test: the installed launch file starts a node that answers joint states, from the
 installed demo arm and from a xacro file with an argument (description_file, xacro_args).
 
 Runs under ``colcon test`` on a ROS 2 install (launch_testing's pytest plugin). Where
@@ -11,21 +14,23 @@ import os
 import time
 import unittest
 
+import numpy as np
 import pytest
 
 launch_testing = pytest.importorskip('launch_testing')
 pytest.importorskip('launch_ros')
-
-import launch  # noqa: E402
-import launch_testing.actions  # noqa: E402
-import numpy as np  # noqa: E402
-import rclpy  # noqa: E402
-from ament_index_python.packages import get_package_share_directory  # noqa: E402
-from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import Float64MultiArray  # noqa: E402
+# Imported once the skip has passed: launch and ament_index_python come with launch_testing.
+launch = pytest.importorskip('launch')
+pytest.importorskip('launch_testing.actions')
+get_package_share_directory = pytest.importorskip(
+    'ament_index_python.packages').get_package_share_directory
+PythonLaunchDescriptionSource = pytest.importorskip(
+    'launch.launch_description_sources').PythonLaunchDescriptionSource
 
 import rbd_dynamics as rbd  # noqa: E402
+import rclpy  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 NAMESPACE = 'launch_test'
 

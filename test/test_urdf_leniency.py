@@ -1,4 +1,5 @@
-"""Harmless deviations that urdfdom (robot_state_publisher's reader) accepts are accepted too.
+"""
+Harmless deviations that urdfdom (robot_state_publisher's reader) accepts are accepted too.
 
 urdfdom reads XML with TinyXML2 and numbers with a C++ stream in the classic locale that must
 consume the whole text (``strToDouble`` in urdf_parser's pose.cpp): ``1e-3``, ``+1``, ``.5`` and

@@ -1,4 +1,7 @@
-"""urdf_parser_py (``urdfdom_py``) against our reader on every description example-robot-data
+"""
+Cross-check against urdf_parser_py.
+
+urdf_parser_py (``urdfdom_py``) against our reader on every description example-robot-data
 ships, and ``Model.from_urdf_robot`` against ``Model.from_urdf``.
 
 Both readers must give the same links (mass, centre of mass, inertia) and joints (type, parent,
@@ -11,13 +14,12 @@ import contextlib
 import io
 import warnings
 
+from description_compare import description_differences
 import numpy as np
 import pytest
-
 import rbd_dynamics as rbd
-from description_compare import description_differences
-from robots import all_urdfs, robot_id
 from rbd_dynamics.urdf_robot import description_from_urdf_robot
+from robots import all_urdfs, robot_id
 
 urdf = pytest.importorskip('urdf_parser_py.urdf')
 

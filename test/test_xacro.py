@@ -1,4 +1,5 @@
-"""xacro files: the library, the command line and the messages when xacro fails or is missing.
+"""
+xacro files: the library, the command line and the messages when xacro fails or is missing.
 
 ``descriptions/two_link.urdf.xacro`` uses a macro, a property and an argument;
 ``descriptions/two_link.urdf`` is its expansion with ``link_mass:=2.0``, written out by hand.
@@ -9,11 +10,10 @@ import os
 import subprocess
 import sys
 
+from description_compare import description_differences
 import numpy as np
 import pytest
-
 import rbd_dynamics as rbd
-from description_compare import description_differences
 from rbd_dynamics.urdf import parse_urdf, read_description_file, split_xacro_args
 
 pytest.importorskip('xacro')

@@ -32,7 +32,7 @@ def robot(name, *parts):
 
 
 def pendulum(mass, length, inertia_c):
-    """A bob hanging ``length`` below a joint about y; a fixed ``tip`` link at the bob."""
+    """Return a bob hanging ``length`` below a joint about y, with a fixed ``tip`` link at it."""
     return robot(
         'pendulum',
         link('base'),
@@ -44,7 +44,7 @@ def pendulum(mass, length, inertia_c):
 
 
 def two_link(m1, m2, l1, lc1, lc2, i1, i2):
-    """The planar two-link arm of the lecture notes: joints about z, links along x."""
+    """Return the planar two-link arm of the lecture notes: joints about z, links along x."""
     return robot(
         'two_link',
         link('base'),

@@ -1,4 +1,5 @@
-"""ROS messages to model-ordered arrays and back, with the validation the node relies on.
+"""
+ROS messages to model-ordered arrays and back, with the validation the node relies on.
 
 Nothing here imports rclpy: the functions work on any object with the message's fields, so they
 are tested without a ROS graph. Every function either returns finite arrays or raises
@@ -13,7 +14,7 @@ CONVENTIONS = ('applied_on_robot', 'exerted_by_robot')
 
 
 def _floats(values, what):
-    """A message sequence of float64 as a NumPy array (no copy for ``array.array('d')``)."""
+    """Return a message sequence of float64 as a NumPy array (no copy for ``array.array('d')``)."""
     if isinstance(values, array.array) and values.typecode == 'd':
         return np.frombuffer(values, dtype=float) if len(values) else np.empty(0)
     try:
@@ -30,7 +31,8 @@ def to_float_array(values):
 
 
 class JointStateMerger:
-    """Merge ``sensor_msgs/JointState`` messages by name into the model's coordinate order.
+    """
+    Merge ``sensor_msgs/JointState`` messages by name into the model's coordinate order.
 
     Several publishers may each send a part of the robot (an arm driver, a gripper driver, a
     head). Positions are kept per joint; a message without velocities leaves the last velocity
@@ -39,8 +41,14 @@ class JointStateMerger:
     """
 
     def __init__(self, joint_names):
-        """Args:
-            joint_names: the model's independent 1-DoF joints, in ``q`` order.
+        """
+        Start with every joint at zero and none received.
+
+        Parameters
+        ----------
+        joint_names
+            The model's independent 1-DoF joints, in ``q`` order.
+
         """
         self.joint_names = tuple(joint_names)
         self.index = {name: i for i, name in enumerate(self.joint_names)}
@@ -63,9 +71,13 @@ class JointStateMerger:
         self.missing_count = int(np.count_nonzero(~self.has_position))
 
     def _map(self, names):
-        """``(message rows, model rows, count)`` of the model joints named in ``names``:
+        """
+        Map the joints named in ``names`` to model rows.
+
+        ``(message rows, model rows, count)`` of the model joints named in ``names``:
         slices when the message lists exactly the model's joints in model order, index arrays
-        otherwise."""
+        otherwise.
+        """
         if names == self._last_names:
             return self._last_map
         if len(set(names)) != len(names):
@@ -87,14 +99,19 @@ class JointStateMerger:
         return mapping
 
     def update(self, msg):
-        """Merge one message.
+        """
+        Merge one message.
 
-        Returns:
-            The number of model joints the message carried.
+        Returns
+        -------
+        The number of model joints the message carried.
 
-        Raises:
-            ValueError: array lengths that disagree with ``name``, duplicate names, or a
-                non-finite position or velocity of a model joint. Nothing is merged then.
+        Raises
+        ------
+        ValueError
+            array lengths that disagree with ``name``, duplicate names, or a
+            non-finite position or velocity of a model joint. Nothing is merged then.
+
         """
         names = msg.name
         count = len(names)
@@ -137,13 +154,20 @@ class JointStateMerger:
 
 
 class Desired:
-    """A desired input in model order: accelerations, optional positions and velocities.
+    """
+    A desired input in model order: accelerations, optional positions and velocities.
 
-    Attributes:
-        qdd: ``(n,)`` accelerations (zero for joints outside the configured ``joints``).
-        q: ``(n,)`` positions, or ``None`` when the input carried none.
-        qd: ``(n,)`` velocities, or ``None``.
-        mask: ``(n,)`` bool, the joints the input covers (the PD terms act on these only).
+    Attributes
+    ----------
+    qdd
+        ``(n,)`` accelerations (zero for joints outside the configured ``joints``).
+    q
+        ``(n,)`` positions, or ``None`` when the input carried none.
+    qd
+        ``(n,)`` velocities, or ``None``.
+    mask
+        ``(n,)`` bool, the joints the input covers (the PD terms act on these only).
+
     """
 
     __slots__ = ('qdd', 'q', 'qd', 'mask')
@@ -156,17 +180,26 @@ class Desired:
 
 
 def desired_from_trajectory(msg, index, n, required):
-    """A ``trajectory_msgs/JointTrajectory`` with one point as a :class:`Desired`.
+    """
+    Read a ``trajectory_msgs/JointTrajectory`` with one point as a :class:`Desired`.
 
-    Args:
-        msg: the message.
-        index: joint name -> model index (the independent joints).
-        n: number of model coordinates.
-        required: names the message must cover (the configured ``joints``).
+    Parameters
+    ----------
+    msg
+        the message.
+    index
+        joint name -> model index (the independent joints).
+    n
+        number of model coordinates.
+    required
+        names the message must cover (the configured ``joints``).
 
-    Raises:
-        ValueError: not exactly one point, no accelerations, lengths that disagree with
-            ``joint_names``, unknown, duplicate or missing joints, non-finite values.
+    Raises
+    ------
+    ValueError
+        not exactly one point, no accelerations, lengths that disagree with
+        ``joint_names``, unknown, duplicate or missing joints, non-finite values.
+
     """
     names = list(msg.joint_names)
     if len(msg.points) != 1:
@@ -208,15 +241,25 @@ def desired_from_trajectory(msg, index, n, required):
 
 
 def desired_from_array(msg, rows, n):
-    """A ``std_msgs/Float64MultiArray`` of accelerations in ``joints`` order as a :class:`Desired`.
+    """
+    Read a ``std_msgs/Float64MultiArray`` of accelerations as a :class:`Desired`.
 
-    Args:
-        msg: the message.
-        rows: ``(len(joints),)`` model index of each configured joint.
-        n: number of model coordinates.
+    The accelerations are in ``joints`` order.
 
-    Raises:
-        ValueError: wrong length or non-finite values.
+    Parameters
+    ----------
+    msg
+        the message.
+    rows
+        ``(len(joints),)`` model index of each configured joint.
+    n
+        number of model coordinates.
+
+    Raises
+    ------
+    ValueError
+        wrong length or non-finite values.
+
     """
     values = _floats(msg.data, 'data')
     if len(values) != len(rows):
@@ -231,20 +274,28 @@ def desired_from_array(msg, rows, n):
 
 
 def trajectory_to_arrays(msg, index):
-    """A planned ``trajectory_msgs/JointTrajectory`` as arrays in the message's joint order.
+    """
+    Read a planned ``trajectory_msgs/JointTrajectory`` as arrays in its joint order.
 
-    Args:
-        msg: the message; every point needs positions, velocities and accelerations for each
-            of its joints.
-        index: independent joint name -> model index.
+    Parameters
+    ----------
+    msg
+        the message; every point needs positions, velocities and accelerations for each
+        of its joints.
+    index
+        independent joint name -> model index.
 
-    Returns:
-        ``(rows, positions, velocities, accelerations)``: ``(k,)`` model index of each message
-        joint and three ``(points, k)`` arrays.
+    Returns
+    -------
+    ``(rows, positions, velocities, accelerations)``: ``(k,)`` model index of each message
+    joint and three ``(points, k)`` arrays.
 
-    Raises:
-        ValueError: no joints or points, unknown or duplicate joints, missing or non-finite
-            values, or lengths that disagree with ``joint_names`` (the message names the point).
+    Raises
+    ------
+    ValueError
+        no joints or points, unknown or duplicate joints, missing or non-finite
+        values, or lengths that disagree with ``joint_names`` (the message names the point).
+
     """
     names = list(msg.joint_names)
     if not names:
@@ -274,10 +325,14 @@ def trajectory_to_arrays(msg, index):
 
 
 def wrench_to_array(msg, convention):
-    """``geometry_msgs/WrenchStamped`` as ``(6,)`` [fx fy fz tx ty tz] applied on the robot.
+    """
+    ``geometry_msgs/WrenchStamped`` as ``(6,)`` [fx fy fz tx ty tz] applied on the robot.
 
-    Raises:
-        ValueError: a non-finite component or an unknown convention.
+    Raises
+    ------
+    ValueError
+        a non-finite component or an unknown convention.
+
     """
     if convention not in CONVENTIONS:
         raise ValueError('unknown convention %r (use %s)' % (convention, ' or '.join(CONVENTIONS)))

@@ -1,4 +1,5 @@
-"""The ``rbd_dynamics`` node: feedforward and gravity-compensation torques over ROS 2.
+"""
+The ``rbd_dynamics`` node: feedforward and gravity-compensation torques over ROS 2.
 
 Inputs: the robot description (parameter or latched topic), ``joint_states`` (merged by name),
 the desired state or accelerations, any number of force/torque sensor wrenches and the payload
@@ -25,6 +26,9 @@ import warnings
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import InertiaStamped, WrenchStamped
+import rbd_dynamics as rbd
+from rbd_dynamics.controller import (check_lengths, Config, Controller, describe_change,
+                                     Sensor, Setup)
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 SetParametersResult)
 from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
@@ -40,9 +44,6 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-import rbd_dynamics as rbd
-from rbd_dynamics.controller import (check_lengths, Config, Controller, describe_change,
-                                     Sensor, Setup)
 from . import parameters
 from .conversions import (desired_from_array, desired_from_trajectory, JointStateMerger,
                           to_float_array, trajectory_to_arrays, wrench_to_array)
@@ -88,12 +89,12 @@ class DynamicsNode(Node):
         self._compiling = False
         self._topic_payloads = {}  # link -> rbd.Payload from ~/payload
         self._saturated = ()
-        self._counts = {key: 0 for key in (
+        self._counts = dict.fromkeys((
             'joint_states', 'outputs', 'descriptions', 'descriptions_rejected',
             'rejected_joint_states', 'rejected_desired', 'rejected_wrench',
             'rejected_no_model', 'incomplete_joint_states', 'non_finite_outputs',
             'rejected_parameters', 'skipped_while_compiling', 'rejected_payload',
-            'rejected_tare', 'saturated_cycles', 'trajectories', 'rejected_trajectory')}
+            'rejected_tare', 'saturated_cycles', 'trajectories', 'rejected_trajectory'), 0)
         self._last_error = {}
         self._last_joint_state_ns = None
         self._compute_ns = []
@@ -311,8 +312,12 @@ class DynamicsNode(Node):
     # Payloads -----------------------------------------------------------------------------------
 
     def _apply_parameter_payload(self, model, params, previous_link=''):
-        """Put the ``payload.*`` parameters' payload on the model (``ValueError`` when it
-        cannot be: nothing changes then); the payload leaves ``previous_link``."""
+        """
+        Put the ``payload.*`` parameters' payload on the model.
+
+        Put the ``payload.*`` parameters' payload on the model (``ValueError`` when it
+        cannot be: nothing changes then); the payload leaves ``previous_link``.
+        """
         link = params['payload.link']
         if not link:
             if previous_link and previous_link in model.link_body:
@@ -518,8 +523,12 @@ class DynamicsNode(Node):
         gc.freeze()
 
     def _payloads_onto(self, model):
-        """Put the configured payload and those received on ``~/payload`` onto a new model;
-        sentences about those that do not fit it."""
+        """
+        Put the configured and received payloads onto a new model.
+
+        Put the configured payload and those received on ``~/payload`` onto a new model;
+        sentences about those that do not fit it.
+        """
         notes = []
         try:
             self._apply_parameter_payload(model, self._p)

@@ -1,4 +1,5 @@
-"""Every parameter of the node, declared once: type, default, description, range and check.
+"""
+Every parameter of the node, declared once: type, default, description, range and check.
 
 :data:`PARAMETERS` (and :func:`sensor_parameters` for each force/torque sensor) is the one table
 the node declares its parameters from and checks every change against; :func:`check` is the
@@ -9,10 +10,10 @@ every change.
 
 import math
 
-from rclpy.parameter import Parameter
-
 import rbd_dynamics as rbd
 from rbd_dynamics.controller import COMMAND_OUTPUTS, DRIVE_VELOCITIES
+from rclpy.parameter import Parameter
+
 from .conversions import CONVENTIONS
 
 DESCRIPTION_UPDATES = ('accept', 'lock')
@@ -28,15 +29,24 @@ NONE = 'none'  # read when needed
 
 
 class Spec:
-    """One parameter: how it is declared and checked.
+    """
+    One parameter: how it is declared and checked.
 
-    Attributes:
-        name, default, description: as declared.
-        ptype: ``rclpy.parameter.Parameter.Type``.
-        effect: what a change affects (:data:`MODEL`, :data:`SETUP`, ...).
-        check: ``value -> reason`` ('' when acceptable).
-        constraints: the descriptor's ``additional_constraints`` text.
-        float_range, int_range: ``(from, to)`` for the descriptor, or ``None``.
+    Attributes
+    ----------
+    name, default, description
+        as declared.
+    ptype
+        ``rclpy.parameter.Parameter.Type``.
+    effect
+        what a change affects (:data:`MODEL`, :data:`SETUP`, ...).
+    check
+        ``value -> reason`` ('' when acceptable).
+    constraints
+        the descriptor's ``additional_constraints`` text.
+    float_range, int_range
+        ``(from, to)`` for the descriptor, or ``None``.
+
     """
 
     def __init__(self, name, default, ptype, description, effect, check=None, constraints='',
@@ -65,7 +75,7 @@ def _one_of(choices):
 
 
 def _finite(count=None, minimum=None, strict=False):
-    """A check of a number (``count`` None) or of a list of ``count`` numbers (0: any)."""
+    """Return a check of a number (``count`` None) or of a list of ``count`` numbers (0: any)."""
     def check(value):
         values = [value] if count is None else list(value)
         if count and len(values) != count:
@@ -168,7 +178,7 @@ PARAMETERS = (
 
 
 def sensor_parameters(name):
-    """The parameters of force/torque sensor ``name`` (``wrench.<name>.*``)."""
+    """Return the parameters of force/torque sensor ``name`` (``wrench.<name>.*``)."""
     prefix = 'wrench.%s.' % name
     return (
         Spec(prefix + 'topic', name + '/wrench', T.STRING, 'geometry_msgs/WrenchStamped topic '

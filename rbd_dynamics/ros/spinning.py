@@ -12,7 +12,8 @@ LOG_PERIOD = 2.0  # s, the rate limit of repeated errors
 
 
 def run(node_factory, args=None):
-    """Init rclpy, build the node, spin until shutdown, clean up (Humble/Jazzy/Kilted style).
+    """
+    Init rclpy, build the node, spin until shutdown, clean up (Humble/Jazzy/Kilted style).
 
     An exception escaping one callback (including rclpy failing to deserialize a message that
     arrived) is logged and counted on the node's ``callback_failures`` attribute; the node
@@ -61,7 +62,8 @@ class _OwnThread(CallbackGroup):
 
 
 class SubscriptionThread:
-    """Serve one subscription of a node on a thread of its own, outside the executor.
+    """
+    Serve one subscription of a node on a thread of its own, outside the executor.
 
     rclpy's executor rebuilds its wait set from every entity of the node on each wake-up and
     wraps each callback in a task: a cost per message several times that of a joint state's
@@ -78,18 +80,29 @@ class SubscriptionThread:
     published before a joint state is used for that joint state however late the executor
     runs.
 
-    Raises:
-        RuntimeError: this rclpy has no wait set to build the thread on (the constructor
-            fails before anything is created, so the caller can subscribe the usual way).
+    Raises
+    ------
+    RuntimeError
+        this rclpy has no wait set to build the thread on (the constructor
+        fails before anything is created, so the caller can subscribe the usual way).
+
     """
 
     WAIT_NS = 100_000_000  # how often the thread looks at its stop flag
 
     def __init__(self, node, name='subscription thread', inputs=0):
-        """Args:
-            node: the node whose subscriptions this thread serves.
-            name: the thread's name.
-            inputs: how many input subscriptions :meth:`start` will be given.
+        """
+        Make the thread (not started yet).
+
+        Parameters
+        ----------
+        node
+            the node whose subscriptions this thread serves.
+        name
+            the thread's name.
+        inputs
+            how many input subscriptions :meth:`start` will be given.
+
         """
         try:
             from rclpy.impl.implementation_singleton import rclpy_implementation
@@ -106,11 +119,15 @@ class SubscriptionThread:
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def start(self, subscription, callback, inputs=()):
-        """Serve ``subscription`` (created in :attr:`callback_group`) with
+        """
+        Serve ``subscription`` on this thread.
+
+        Serve ``subscription`` (created in :attr:`callback_group`) with
         ``callback(msg, newer)``: ``newer`` is True when a newer message was already taken in
         the same wake-up (the callback is called for it next). ``inputs``: ``(subscription,
         callback(msg))`` pairs (also in :attr:`callback_group`) whose queued messages are all
-        handled first at each wake-up."""
+        handled first at each wake-up.
+        """
         self._subscription = subscription
         self._callback = callback
         self._inputs = tuple(inputs)

@@ -1,4 +1,5 @@
-"""``rbd_dynamics_trajectory``: smooth desired states for the demo and the closed-loop tests.
+"""
+``rbd_dynamics_trajectory``: smooth desired states for the demo and the closed-loop tests.
 
 On every ``joint_states`` message it publishes ``desired_state`` (one
 ``trajectory_msgs/JointTrajectory`` point with positions, velocities and accelerations) for the
