@@ -147,9 +147,12 @@ class Peer:
     def clear(self):
         del self.feedforward[:], self.gravity[:], self.commands[:]
 
-    def wait_matched(self, timeout=15.0):
-        """Until the node subscribes to joint_states and publishes feedforward."""
-        return self.wait_for(lambda: self.pub_joint_states.get_subscription_count() > 0
+    def wait_matched(self, timeout=15.0, desired=False):
+        """Until the node subscribes to joint_states and publishes feedforward (``desired``:
+        and subscribes to both desired inputs, so that a single message reaches it)."""
+        pubs = [self.pub_joint_states] + ([self.pub_desired, self.pub_desired_acc]
+                                          if desired else [])
+        return self.wait_for(lambda: all(pub.get_subscription_count() > 0 for pub in pubs)
                              and self.node.count_publishers(self.node_path + '/feedforward') > 0,
                              timeout)
 

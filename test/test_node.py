@@ -55,7 +55,9 @@ def cell(cell_process, model, urdf):
     """The cell node with the demo arm's description in use and zero wrench readings, whatever
     the tests before left (a swapped description, readings fresh for 30 s)."""
     node, peer, params = cell_process
-    assert peer.wait_matched(), node.log()
+    assert peer.wait_matched(desired=True), node.log()
+    assert peer.wait_for(lambda: all(pub.get_subscription_count() > 0
+                                     for pub in peer.pub_wrench.values())), node.log()
     peer.pub_description.publish(String(data=urdf))
     for config in SENSORS.values():
         peer.wrench(config['topic'], 'ft_frame', np.zeros(6))

@@ -81,7 +81,7 @@ def arm(arm_process, urdf, model):
     model order, no gains, a desired input that never expires, and a zero desired
     acceleration in force."""
     node, peer = arm_process
-    assert peer.wait_matched(), node.log()
+    assert peer.wait_matched(desired=True), node.log()
     # one parameter after the other, in an order in which each step is valid on its own
     results = peer.set_parameters(
         Parameter('kp', T.DOUBLE_ARRAY, []), Parameter('kd', T.DOUBLE_ARRAY, []),
@@ -383,6 +383,7 @@ def test_position_errors_of_continuous_joints_wrap():
                        namespace='/continuous')
     peer = Peer('/continuous')
     try:
+        assert peer.wait_matched(desired=True), node.log()
         q = np.array([-3.0, -3.0])
         zero = np.zeros(2)
         assert wait_for_torques(peer, model.joint_names, q, zero,
