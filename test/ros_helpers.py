@@ -149,9 +149,12 @@ class Peer:
     def clear(self):
         del self.feedforward[:], self.gravity[:], self.commands[:]
 
-    def wait_matched(self, timeout=15.0):
-        """Until the node subscribes to joint_states and publishes feedforward."""
-        return self.wait_for(lambda: self.pub_joint_states.get_subscription_count() > 0
+    def wait_matched(self, timeout=15.0, desired=False):
+        """Until the node subscribes to joint_states and publishes feedforward (``desired``:
+        and subscribes to both desired inputs, so that a single message reaches it)."""
+        pubs = [self.pub_joint_states] + ([self.pub_desired, self.pub_desired_acc]
+                                          if desired else [])
+        return self.wait_for(lambda: all(pub.get_subscription_count() > 0 for pub in pubs)
                              and self.node.count_publishers(self.node_path + '/feedforward') > 0,
                              timeout)
 
@@ -217,6 +220,27 @@ class Peer:
                             return value.value
         return None
 
+    def diagnostic_history(self, key):
+        """Every value of ``key`` in the node's diagnostics received so far, oldest first."""
+        return [value.value for array in self.diagnostics for status in array.status
+                if status.name.startswith(self.node_path + ':')
+                for value in status.values if value.key == key]
+
+    def counts(self, *keys, timeout=5.0):
+        """The node's counters ``keys`` (ints) from a diagnostics message that arrives after
+        this call, so every input sent before it has been counted or is in flight."""
+        del self.diagnostics[:]
+        assert self.wait_for(lambda: self.diagnostic(keys[0]) is not None, timeout), \
+            'no diagnostics from %s within %.0f s' % (self.node_path, timeout)
+        return [int(self.diagnostic(key)) for key in keys]
+
+    def wait_count(self, key, value, timeout=5.0):
+        """Until the counter ``key`` reaches ``value``: its last value (an int, or ``None``)."""
+        self.wait_for(lambda: self.diagnostic(key) is not None
+                      and int(self.diagnostic(key)) >= value, timeout)
+        last = self.diagnostic(key)
+        return None if last is None else int(last)
+
     def set_parameters(self, *params, **values):
         """
         Set parameters on the node.
@@ -267,6 +291,32 @@ def no_answer(peer, names, q=(), qd=(), wait=0.5):
     peer.joint_state(names, q, qd)
     peer.spin(wait)
     return not peer.feedforward and not peer.gravity and not peer.commands
+
+
+def wait_for_torques(peer, names, q, qd=(), feedforward=None, gravity=None, joints=None,
+                     timeout=20.0, tol=1e-9):
+    """Send the joint state until an answer carries these torques (and these output
+    ``joints``): for a change the node applies asynchronously (a new model, an input on
+    another topic). The matching answer, or ``None`` when none came within ``timeout``.
+    """
+    found = []
+
+    def matches():
+        answer = exchange(peer, names, q, qd, timeout=1.0)
+        if answer is None:
+            return False
+        ff, g, _ = answer
+        if joints is not None and (list(ff.name) != list(joints)
+                                   or list(g.name) != list(joints)):
+            return False
+        for msg, expect in ((ff, feedforward), (g, gravity)):
+            if expect is not None and not (len(msg.effort) == len(expect) and np.allclose(
+                    msg.effort, expect, rtol=0, atol=tol)):
+                return False
+        found.append(answer)
+        return True
+
+    return found[-1] if peer.wait_for(matches, timeout) else None
 
 
 def wait_ready(peer, model, timeout=20.0):

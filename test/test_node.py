@@ -18,7 +18,7 @@ from rbd_dynamics.resources import share_directory  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 from ros_helpers import (exchange, in_order, no_answer, NodeProcess, Peer,  # noqa: E402
-                         wait_ready)
+                         wait_for_torques, wait_ready)
 
 TOL = 1e-9
 
@@ -35,7 +35,7 @@ SENSORS = {
 
 
 @pytest.fixture(scope='module')
-def cell(model):
+def cell_process(model):
     joints = list(reversed(model.joint_names))
     params = {'joints': joints, 'kp': [25.0 + i for i in range(len(joints))],
               'kd': [4.0 + 0.5 * i for i in range(len(joints))], 'desired_timeout': 30.0,
@@ -50,11 +50,27 @@ def cell(model):
     assert node.stop() == 0, node.log()
 
 
-def test_cell_outputs_equal_library(cell, model, urdf):
+@pytest.fixture
+def cell(cell_process, model, urdf):
+    """The cell node with the demo arm's description in use and zero wrench readings, whatever
+    the tests before left (a swapped description, readings fresh for 30 s)."""
+    node, peer, params = cell_process
+    assert peer.wait_matched(desired=True), node.log()
+    assert peer.wait_for(lambda: all(pub.get_subscription_count() > 0
+                                     for pub in peer.pub_wrench.values())), node.log()
+    peer.pub_description.publish(String(data=urdf))
+    for config in SENSORS.values():
+        peer.wrench(config['topic'], 'ft_frame', np.zeros(6))
+    q = np.linspace(-0.3, 0.3, model.nq)
+    expect = in_order(model, params['joints'], rbd.gravity_torques(model, q))
+    assert wait_for_torques(peer, model.joint_names, q, np.zeros(model.nv), gravity=expect), \
+        node.log()
+    return node, peer, params
+
+
+def test_cell_outputs_equal_library(cell, model):
     node, peer, params = cell
     joints = params['joints']
-    peer.pub_description.publish(String(data=urdf))
-    assert wait_ready(peer, model), node.log()
     rng = np.random.default_rng(3)
     q = rng.uniform(-1.0, 1.0, model.nq)
     q[model.joint_names.index('left_finger_joint')] = 0.01
@@ -112,7 +128,6 @@ def test_cell_outputs_equal_library(cell, model, urdf):
 def test_cell_command_output_switch_and_rejected_parameters(cell, model):
     node, peer, params = cell
     joints = params['joints']
-    assert peer.wait_matched(), node.log()
     bad = [
         {'kp': [1.0, 2.0]},
         {'kd': [-1.0] * len(joints)},
@@ -140,15 +155,20 @@ def test_cell_command_output_switch_and_rejected_parameters(cell, model):
     (result,) = peer.set_parameters(command_output='gravity_compensation')
     assert result.successful, result.reason
     q = np.linspace(-0.5, 0.5, model.nq)
-    answer = exchange(peer, model.joint_names, q, np.zeros(model.nv))
+    qd = np.linspace(1.0, -1.0, model.nv)  # a moving arm: feedforward and gravity differ
+    answer = exchange(peer, model.joint_names, q, qd)
     assert answer is not None, node.log()
     ff, g, cmd = answer
     np.testing.assert_allclose(cmd.data, g.effort, rtol=0, atol=0)
     assert np.abs(np.subtract(cmd.data, ff.effort)).max() > 1e-3
     (result,) = peer.set_parameters(command_output='feedforward')
     assert result.successful
-    # the rejected values left the old ones in place: outputs still in `joints` order
-    assert list(ff.name) == joints
+    answer = exchange(peer, model.joint_names, q, qd)
+    assert answer is not None, node.log()
+    np.testing.assert_allclose(answer[2].data, answer[0].effort, rtol=0, atol=0)
+    # the rejected values left the old ones in place: outputs still in `joints` order (the
+    # torques after refused gains and gravity: test_node_runtime)
+    assert list(answer[0].name) == joints
     assert node.alive()
 
 
@@ -162,15 +182,7 @@ def test_cell_description_swap(cell, model, urdf):
     q = np.linspace(0.3, -0.3, model.nq)
     zero = np.zeros(model.nv)
     expect = in_order(swapped, joints, rbd.gravity_torques(swapped, q))
-
-    def swapped_in():
-        answer = exchange(peer, model.joint_names, q, zero, timeout=1.0)
-        return answer is not None and np.allclose(answer[1].effort, expect, rtol=0, atol=TOL)
-
-    # the wrench readings are still fresh (30 s timeout): take them out of the comparison
-    for topic in ('/wrist/wrench', '/finger/wrench'):
-        peer.wrench(topic, 'ft_frame', np.zeros(6))
-    assert peer.wait_for(swapped_in, 20.0), node.log()
+    assert wait_for_torques(peer, model.joint_names, q, zero, gravity=expect), node.log()
 
     # an unusable description is rejected and the last good model stays in use
     peer.pub_description.publish(String(data=heavier.replace('<joint name="joint3"',
@@ -289,10 +301,7 @@ def test_waits_for_every_joint_and_survives_bad_messages(fresh, model):
     assert answer is not None, node.log()
     np.testing.assert_allclose(answer[1].effort, rbd.gravity_torques(model, q), rtol=0,
                                atol=TOL)
-    # a NaN velocity after a complete state: rejected, the next good one answered
-    assert no_answer(peer, model.joint_names, q, [math.nan] * model.nv, wait=0.2)
-    answer = exchange(peer, model.joint_names, q, np.zeros(model.nv))
-    assert answer is not None and np.all(np.isfinite(answer[0].effort))
+    # (a non-finite joint state after a complete one: test_node_runtime)
     assert node.alive()
 
 
@@ -312,12 +321,8 @@ def test_shipped_config_and_nested_sensor_parameters(urdf, model, tmp_path):
         peer.wrench('/nested/wrench', '', wrench)
         q = np.linspace(0.2, -0.2, model.nq)
         expect = rbd.gravity_torques(model, q, {'ft_frame': wrench})
-
-        def answered():
-            answer = exchange(peer, model.joint_names, q, timeout=1.0)
-            return answer is not None and np.allclose(answer[1].effort, expect, rtol=0, atol=TOL)
-
-        assert peer.wait_for(answered, 10.0), node.log()
+        assert wait_for_torques(peer, model.joint_names, q, gravity=expect, timeout=10.0), \
+            node.log()
     finally:
         peer.close()
         assert node.stop() == 0, node.log()
