@@ -129,8 +129,8 @@ class Peer:
         self.pub_payload = n.create_publisher(InertiaStamped, '%s/payload' % node, 10)
         self.pub_trajectory = n.create_publisher(JointTrajectory, '%s/trajectory' % node, 10)
         self.trajectories = []
-        n.create_subscription(JointTrajectory, '%s/trajectory_with_effort' % node,
-                              self.trajectories.append, 10)
+        self.sub_trajectories = n.create_subscription(
+            JointTrajectory, '%s/trajectory_with_effort' % node, self.trajectories.append, 10)
         self._triggers = {}
 
     def spin(self, seconds):

@@ -398,3 +398,18 @@ def test_position_errors_of_continuous_joints_wrap():
     finally:
         peer.close()
         assert node.stop() == 0, node.log()
+
+
+def test_a_rebuild_that_the_configuration_does_not_fit_is_refused(arm, model, urdf):
+    """``root_link`` below joint3 with gains sized for the whole arm: refused at once with the
+    reason, so the parameters keep describing the model in use."""
+    node, peer = arm
+    assert accepted(peer.set_parameters(kp=[10.0] * model.nv))
+    (result,) = peer.set_parameters(root_link='link3')
+    assert not result.successful and 'kp has 8 entries, joints has 5' in result.reason, result
+    (result,) = peer.set_parameters(robot_description='<robot name="x">')
+    assert not result.successful and 'UrdfError' in result.reason, result
+    q = np.linspace(-0.3, 0.3, model.nq)
+    got = exchange(peer, model.joint_names, q, np.zeros(model.nv))
+    np.testing.assert_allclose(got[1].effort, rbd.gravity_torques(model, q), rtol=0, atol=1e-9)
+    assert accepted(peer.set_parameters(kp=[]))

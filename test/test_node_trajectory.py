@@ -48,7 +48,10 @@ def expected(model, names, q, qd, qdd, held=HOLD, drive=None):
 
 
 def send(peer, msg, timeout=5.0):
-    """Publish a trajectory; the forwarded message, or ``None``."""
+    """Publish a trajectory once the node listens and its output reaches the test; the
+    forwarded message, or ``None``."""
+    assert peer.wait_for(lambda: peer.pub_trajectory.get_subscription_count() > 0
+                         and peer.sub_trajectories.get_publisher_count() > 0, 10.0)
     del peer.trajectories[:]
     peer.pub_trajectory.publish(msg)
     peer.wait_for(lambda: peer.trajectories, timeout)

@@ -277,6 +277,15 @@ class DynamicsNode(Node):
                     'description_updates is lock: the model in use stays (%s cannot change)'
                     % ', '.join(sorted(n for n in changed
                                        if self._specs[n].effect == parameters.MODEL)))
+            if model is not None and parameters.MODEL in effects:
+                # A change that rebuilds the model is checked against the configuration now,
+                # so a refused rebuild cannot leave a parameter that the model in use lacks.
+                text = pending['robot_description'] or self._topic_description
+                try:
+                    if text:  # (none: the model in use stays until the topic brings one)
+                        Setup(_node_model(text, pending), config)
+                except Exception as exc:  # (any reason a description is refused)
+                    return self._reject_parameters('%s: %s' % (type(exc).__name__, exc))
             new_active = None
             if model is not None and parameters.SETUP in effects:
                 try:
@@ -456,20 +465,7 @@ class DynamicsNode(Node):
     def _build_model(self, generation, source, text, params):
         log = self.get_logger()
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter('ignore', rbd.InertiaWarning)
-                # compiled below, once the model is in use
-                model = rbd.Model.from_urdf(text, gravity=params['gravity'],
-                                            root_link=params['root_link'] or None,
-                                            max_bytes=params['max_description_bytes'],
-                                            compiled=False)
-            multi = [(name, jtype) for name, jtype, nv in zip(
-                model.joint_names, model.joint_types, model.joint_nv) if nv != 1]
-            if multi:
-                raise ValueError('joint %r is %s (%d coordinates), which joint_states cannot '
-                                 'carry; set root_link to a link below it'
-                                 % (multi[0][0], multi[0][1],
-                                    model.joint_nq[model.joint_names.index(multi[0][0])]))
+            model = _node_model(text, params)  # compiled below, once the model is in use
             with self._setup_lock:
                 if generation != self._generation:
                     return  # a newer description is on its way
@@ -743,6 +739,45 @@ class DynamicsNode(Node):
             self._joint_state_thread.stop()
         self._builder.shutdown(wait=False)
         return super().destroy_node()
+
+
+def _node_model(text, params):
+    """
+    Build the model of a description for the node, on the NumPy path.
+
+    Parameters
+    ----------
+    text
+        the URDF.
+    params
+        the node's parameters (``gravity``, ``root_link``, ``max_description_bytes``).
+
+    Returns
+    -------
+    rbd_dynamics.Model
+        the model, not compiled yet.
+
+    Raises
+    ------
+    UrdfError
+        an unusable description.
+    ValueError
+        a joint with more than one coordinate, which joint_states cannot carry.
+
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', rbd.DescriptionWarning)
+        model = rbd.Model.from_urdf(text, gravity=params['gravity'],
+                                    root_link=params['root_link'] or None,
+                                    max_bytes=params['max_description_bytes'], compiled=False)
+    multi = [(name, jtype) for name, jtype, nv in zip(
+        model.joint_names, model.joint_types, model.joint_nv) if nv != 1]
+    if multi:
+        raise ValueError('joint %r is %s (%d coordinates), which joint_states cannot carry; '
+                         'set root_link to a link below it'
+                         % (multi[0][0], multi[0][1],
+                            model.joint_nq[model.joint_names.index(multi[0][0])]))
+    return model
 
 
 def _vector_text(values):
