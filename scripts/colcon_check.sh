@@ -84,7 +84,7 @@ echo "[colcon] installed node: model built, clean exit on SIGINT"
 
 # The linters and the description readers (the whole suite already ran in the ROS environment;
 # RBD_COLCON_TESTS="" runs all of it here too, a pytest -k expression a subset).
-selection="${RBD_COLCON_TESTS-flake8 or copyright or package_xml or xacro or leniency or urdf_parser_py or command_line}"
+selection="${RBD_COLCON_TESTS-flake8 or pep257 or copyright or package_xml or xacro or leniency or urdf_parser_py or command_line}"
 echo "[colcon] colcon test${selection:+ (pytest -k '$selection')}"
 if [ -n "$selection" ]; then
   colcon test --event-handlers console_direct- --pytest-args -k "$selection" >"$ws/test.log" 2>&1 || true
