@@ -150,10 +150,11 @@ class Model:
         self.gravity = gravity
         self.gravity.setflags(write=False)
         self.name = description.name
-        self._build_tree(description, root_link)
-        self._build_bodies(description)
-        self._build_mimic(description)
-        self._build_inertias(description)
+        # each step sets the public attributes it defines and returns what a later step needs
+        parent_joint = self._build_tree(description, root_link)
+        self._build_bodies(parent_joint)
+        notes = self._build_mimic(description)
+        self._build_inertias(description, notes)
         self.payloads = {}
         self._payload_state = (self._link_inertia, {})
         self._writer = threading.Lock()
@@ -374,17 +375,16 @@ class Model:
             raise UrdfError('root_link %r is not a link of the description; links: %s'
                             % (root_link, _listing(desc.links)))
         self.root_link = root_link
-        self._children = children
-        self._order = _subtree(root_link, children)
-        self._parent_joint = parent_joint
-        self.link_names = tuple(self._order)
+        self._children = children  # (subtree_links)
+        self.link_names = tuple(_subtree(root_link, children))
+        return parent_joint
 
-    def _build_bodies(self, desc):
+    def _build_bodies(self, parent_joint):
         link_body = {self.root_link: -1}
         link_X = {self.root_link: np.eye(6)}
         parent, joints, xtree, body_joint_names, body_links = [], [], [], [], []
-        for link in self._order[1:]:
-            joint = self._parent_joint[link]
+        for link in self.link_names[1:]:
+            joint = parent_joint[link]
             p_body = link_body[joint.parent]
             # parent-body coordinates -> joint frame coordinates
             X = frame_transform(rpy_to_matrix(joint.rpy), joint.xyz) @ link_X[joint.parent]
@@ -478,7 +478,6 @@ class Model:
         self.v_src = np.array(v_src, dtype=np.int64)
         self.v_mult = np.array(v_mult, dtype=float)
         self.has_mimic = bool(mimic)
-        self._notes = notes
 
         # The drive of a mimic joint moves with its master: its damping torque d k qd_master
         # folds into the master as k^2 d, its Coulomb friction f sign(k qd) as |k| f.
@@ -495,12 +494,13 @@ class Model:
             self.friction[i] += abs(k) * desc.joints[name].friction
         for array in (self.effort_limits, self.damping, self.friction):
             array.setflags(write=False)
+        return notes
 
-    def _build_inertias(self, desc):
-        notes = list(self._notes)
+    def _build_inertias(self, desc, notes):
+        notes = list(notes)
         inertia = np.zeros((self.nb, 6, 6))
         link_inertia = {}
-        for name in self._order:
+        for name in self.link_names:
             link = desc.links[name]
             problem = _inertia_problem(link.inertia)
             if problem:
