@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The bag analysis against the bag reader alone, measured in one run.
+"""
+The bag analysis against the bag reader alone, measured in one run.
 
     python benchmarks/bench_bag.py [--duration 3600] [--rate 1000] [--storage mcap]
         [--out benchmarks/results/bag.json]
@@ -42,7 +43,8 @@ T0_NS = 1700000000 * 10 ** 9
 
 
 def write_recording(path, model, duration, rate, storage):
-    """A 1-publisher recording of smooth motion: ``(messages, seconds to write)``.
+    """
+    Write a 1-publisher recording of smooth motion: ``(messages, seconds to write)``.
 
     The CDR bytes of every message are built with NumPy from one serialized template (the
     stamp and the three arrays patched in place), so writing an hour takes minutes, not the
@@ -97,8 +99,12 @@ def write_recording(path, model, duration, rate, storage):
 
 
 def reader_alone(path):
-    """The reference: iterate the topic and deserialize every message: ``((wall, cpu) [s],
-    messages)``."""
+    """
+    Time the reference reader alone.
+
+    The reference: iterate the topic and deserialize every message: ``((wall, cpu) [s],
+    messages)``.
+    """
     start, cpu = time.perf_counter(), time.process_time()
     reader = open_bag(path)
     try:
@@ -114,9 +120,13 @@ def reader_alone(path):
 
 
 def tool_stages(path, model, out_dir):
-    """The command line's stages, each timed: ``[(stage, (wall, cpu) [s])]`` and the number of
+    """
+    Time each stage of the command line.
+
+    The command line's stages, each timed: ``[(stage, (wall, cpu) [s])]`` and the number of
     states (cpu: this process's processor time, all threads; on a shared machine the wall time
-    also holds the time other processes had the cores)."""
+    also holds the time other processes had the cores).
+    """
     times = []
 
     def timed(stage, fn, *args):

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Make ``docs/bag_example.png``: the bag analysis of a recording of the demo arm.
+"""
+Make ``docs/bag_example.png``: the bag analysis of a recording of the demo arm.
 
     python docs/make_bag_example.py
 
@@ -15,12 +16,11 @@ import sys
 import tempfile
 
 import numpy as np
-from rosbags.rosbag2 import StoragePlugin, Writer
-from rosbags.typesys import get_typestore, Stores
-
 import rbd_dynamics as rbd
 from rbd_dynamics.analysis import cli
 from rbd_dynamics.resources import demo_urdf_path
+from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.typesys import get_typestore, Stores
 
 STORE = get_typestore(Stores.ROS2_JAZZY)
 TYPE = 'sensor_msgs/msg/JointState'

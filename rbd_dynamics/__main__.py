@@ -1,4 +1,5 @@
-"""Print a model summary and the inverse dynamics of a URDF at one state.
+"""
+Print a model summary and the inverse dynamics of a URDF at one state.
 
     python -m rbd_dynamics [robot.urdf | robot.urdf.xacro [name:=value ...]] [--q ...]
         [--qd ...] [--qdd ...] [--wrench LINK fx fy fz tx ty tz]
@@ -18,8 +19,8 @@ import sys
 import numpy as np
 
 from . import gravity_torques, Model, rnea, UrdfError
-from .urdf import split_xacro_args
 from .resources import demo_urdf_path
+from .urdf import split_xacro_args
 
 
 def _vector(values, size, name):

@@ -1,4 +1,5 @@
-"""A MuJoCo model of a URDF robot with the same rigid-body dynamics as :class:`Model`.
+"""
+A MuJoCo model of a URDF robot with the same rigid-body dynamics as :class:`Model`.
 
 The MJCF is written from the parsed description rather than by MuJoCo's URDF importer, so
 nothing is merged or rebalanced behind our back: every link is a body (fixed-joint children
@@ -37,7 +38,7 @@ _JOINT_TYPES = {'revolute': 'hinge', 'continuous': 'hinge', 'prismatic': 'slide'
 
 
 def _quat(rpy):
-    """MuJoCo quaternion ``[w x y z]`` of a URDF roll-pitch-yaw."""
+    """Convert a URDF roll-pitch-yaw to a MuJoCo quaternion ``[w x y z]``."""
     rot = rpy_to_matrix(rpy)
     w = np.sqrt(max(0.0, 1.0 + rot[0, 0] + rot[1, 1] + rot[2, 2])) / 2.0
     if w > 1e-6:
@@ -61,25 +62,37 @@ def _numbers(values):
 
 def mjcf_from_urdf(urdf_text, gravity=(0.0, 0.0, -9.81), timestep=0.001, damping=False,
                    limits=False, sensor_frame=None, drive=None, payload_link=None):
-    """MJCF text for the robot of ``urdf_text`` (fixed to the world at its root link).
+    """
+    MJCF text for the robot of ``urdf_text`` (fixed to the world at its root link).
 
-    Args:
-        urdf_text: the URDF.
-        gravity: ``(3,)`` gravity in the root link frame [m/s^2].
-        timestep: integration step [s].
-        damping: use the URDF's ``<dynamics damping friction>`` on every joint, mimic joints
-            included (default: none).
-        limits: enforce the URDF's position limits (default: none).
-        sensor_frame: link at which to place a force/torque sensor pair (``ft_force``,
-            ``ft_torque``): the wrench the parent applies on the links at and beyond it, in
-            its frame, about its origin (what :func:`rbd_dynamics.payload_wrench` computes).
-        drive: joint name -> ``(viscous, coulomb, armature)`` [N m s/rad, N m, kg m^2; N s/m,
-            N, kg for prismatic joints], replacing what ``damping`` gives that joint.
-        payload_link: link that gets a massless welded body :data:`PAYLOAD_BODY` for
-            :func:`set_payload` (default: none).
+    Parameters
+    ----------
+    urdf_text
+        the URDF.
+    gravity
+        ``(3,)`` gravity in the root link frame [m/s^2].
+    timestep
+        integration step [s].
+    damping
+        use the URDF's ``<dynamics damping friction>`` on every joint, mimic joints
+        included (default: none).
+    limits
+        enforce the URDF's position limits (default: none).
+    sensor_frame
+        link at which to place a force/torque sensor pair (``ft_force``,
+        ``ft_torque``): the wrench the parent applies on the links at and beyond it, in
+        its frame, about its origin (what :func:`rbd_dynamics.payload_wrench` computes).
+    drive
+        joint name -> ``(viscous, coulomb, armature)`` [N m s/rad, N m, kg m^2; N s/m,
+        N, kg for prismatic joints], replacing what ``damping`` gives that joint.
+    payload_link
+        link that gets a massless welded body :data:`PAYLOAD_BODY` for
+        :func:`set_payload` (default: none).
 
-    Returns:
-        ``(mjcf_text, mimic)`` with ``mimic`` mapping mimic joints to ``(master, mult, off)``.
+    Returns
+    -------
+    ``(mjcf_text, mimic)`` with ``mimic`` mapping mimic joints to ``(master, mult, off)``.
+
     """
     desc = parse_urdf(urdf_text)
     ranges = _urdf_limits(urdf_text) if limits else {}
@@ -188,31 +201,44 @@ def _urdf_limits(urdf_text):
 
 
 def load(urdf_text, **kwargs):
-    """``(mujoco.MjModel, mimic)`` for ``urdf_text`` (keyword arguments of
-    :func:`mjcf_from_urdf`)."""
+    """
+    Build the MuJoCo model of a URDF.
+
+    ``(mujoco.MjModel, mimic)`` for ``urdf_text`` (keyword arguments of
+    :func:`mjcf_from_urdf`).
+    """
     import mujoco
     text, mimic = mjcf_from_urdf(urdf_text, **kwargs)
     return mujoco.MjModel.from_xml_string(text), mimic
 
 
 def set_payload(mj_model, mass, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
-    """Give the payload body of ``mj_model`` (see ``payload_link``) a mass; 0 removes it.
+    """
+    Give the payload body of ``mj_model`` (see ``payload_link``) a mass; 0 removes it.
 
     MuJoCo keeps a body's inertia as principal moments and the rotation of its principal axes,
     so the tensor is diagonalised here. The model's derived constants (subtree masses) are
     recomputed on a scratch ``MjData``: the simulation's own data is not touched, and the next
     step sees the payload.
 
-    Args:
-        mj_model: a ``mujoco.MjModel`` written with ``payload_link``.
-        mass: [kg], finite and >= 0.
-        com: ``(3,)`` centre of mass in the link frame [m].
-        inertia: ``(6,)`` ``ixx, ixy, ixz, iyy, iyz, izz`` about the centre of mass in the
-            link's axes [kg m^2].
+    Parameters
+    ----------
+    mj_model
+        a ``mujoco.MjModel`` written with ``payload_link``.
+    mass
+        [kg], finite and >= 0.
+    com
+        ``(3,)`` centre of mass in the link frame [m].
+    inertia
+        ``(6,)`` ``ixx, ixy, ixz, iyy, iyz, izz`` about the centre of mass in the
+        link's axes [kg m^2].
 
-    Raises:
-        ValueError: the model has no payload body, or a value is negative, non-finite or of
-            the wrong size.
+    Raises
+    ------
+    ValueError
+        the model has no payload body, or a value is negative, non-finite or of
+        the wrong size.
+
     """
     import mujoco
     body = mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_BODY, PAYLOAD_BODY)

@@ -1,4 +1,5 @@
-"""A stand-in for ros2_controllers' JointTrajectoryController on an effort interface.
+"""
+A stand-in for ros2_controllers' JointTrajectoryController on an effort interface.
 
 It emulates the controller's documented behaviour (it is not the controller): a received
 ``trajectory_msgs/JointTrajectory`` starts at its ``header.stamp`` (or on receipt when that is
@@ -16,9 +17,13 @@ import numpy as np
 
 
 def _polynomial(degree, duration, start, end):
-    """Coefficients ``(degree + 1, n)`` (lowest power first) of the polynomial per joint that
+    """
+    Fit the polynomial of a segment, per joint.
+
+    Coefficients ``(degree + 1, n)`` (lowest power first) of the polynomial per joint that
     meets ``start`` and ``end`` (tuples of position, velocity, acceleration ``(n,)``) after
-    ``duration`` [s]: linear on positions, cubic on positions and velocities, quintic on all."""
+    ``duration`` [s]: linear on positions, cubic on positions and velocities, quintic on all.
+    """
     T = duration
     p0, v0, a0 = start
     p1, v1, a1 = end
@@ -60,21 +65,32 @@ def _points_array(values, count, size, what):
 
 
 class Trajectory:
-    """A received trajectory of ``n`` joints, sampled as the JointTrajectoryController does.
+    """
+    A received trajectory of ``n`` joints, sampled as the JointTrajectoryController does.
 
-    Args:
-        start: start time [s] (the message's stamp, or the time of receipt when it is zero).
-        times: ``(k,)`` strictly increasing ``time_from_start`` of the points [s], >= 0.
-        positions: ``(k, n)`` [rad or m].
-        velocities, accelerations, efforts: ``(k, n)``, or empty / ``None`` when the points do
-            not carry them.
-        now: time of receipt [s].
-        q, qd: ``(n,)`` measured state at receipt, the start of the segment before the first
-            point.
+    Parameters
+    ----------
+    start
+        start time [s] (the message's stamp, or the time of receipt when it is zero).
+    times
+        ``(k,)`` strictly increasing ``time_from_start`` of the points [s], >= 0.
+    positions
+        ``(k, n)`` [rad or m].
+    velocities, accelerations, efforts
+        ``(k, n)``, or empty / ``None`` when the points do
+        not carry them.
+    now
+        time of receipt [s].
+    q, qd
+        ``(n,)`` measured state at receipt, the start of the segment before the first
+        point.
 
-    Raises:
-        ValueError: sizes that do not match, values that are not finite, or times that do not
-            increase.
+    Raises
+    ------
+    ValueError
+        sizes that do not match, values that are not finite, or times that do not
+        increase.
+
     """
 
     def __init__(self, start, times, positions, velocities=None, accelerations=None,
@@ -123,8 +139,12 @@ class Trajectory:
         return cls(now, [0.0], [q], [zero], [zero], now=now, q=q, qd=zero)
 
     def sample(self, t):
-        """Reference at time ``t`` [s]: ``(q, qd, qdd, effort)``, each ``(n,)``; ``effort``
-        is zeros when the points carry none."""
+        """
+        Sample the reference at time ``t``.
+
+        Reference at time ``t`` [s]: ``(q, qd, qdd, effort)``, each ``(n,)``; ``effort``
+        is zeros when the points carry none.
+        """
         knots = self.knots
         n = self.positions.shape[1]
         if t >= knots[-1]:
@@ -150,12 +170,19 @@ class Trajectory:
 
 
 class Pid:
-    """Per-joint PID on a position error with the velocity error as its derivative (the form
+    """
+    Per-joint PID on a position error.
+
+    Per-joint PID on a position error with the velocity error as its derivative (the form
     control_toolbox's ``Pid`` is called with by the trajectory controller).
 
-    Args:
-        p, i, d: gains, scalars or ``(n,)`` [N m/rad, N m/(rad s), N m s/rad].
-        i_clamp: bound of the integral term [N m], scalar or ``(n,)``; 0: none.
+    Parameters
+    ----------
+    p, i, d
+        gains, scalars or ``(n,)`` [N m/rad, N m/(rad s), N m s/rad].
+    i_clamp
+        bound of the integral term [N m], scalar or ``(n,)``; 0: none.
+
     """
 
     def __init__(self, p, i=0.0, d=0.0, i_clamp=0.0):

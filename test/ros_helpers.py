@@ -150,8 +150,12 @@ class Peer:
         del self.feedforward[:], self.gravity[:], self.commands[:]
 
     def wait_matched(self, timeout=15.0, desired=False):
-        """Until the node subscribes to joint_states and publishes feedforward (``desired``:
-        and subscribes to both desired inputs, so that a single message reaches it)."""
+        """
+        Wait until the node is connected to the test.
+
+        Until the node subscribes to joint_states and publishes feedforward (``desired``:
+        and subscribes to both desired inputs, so that a single message reaches it).
+        """
         pubs = [self.pub_joint_states] + ([self.pub_desired, self.pub_desired_acc]
                                           if desired else [])
         return self.wait_for(lambda: all(pub.get_subscription_count() > 0 for pub in pubs)
@@ -227,8 +231,12 @@ class Peer:
                 for value in status.values if value.key == key]
 
     def counts(self, *keys, timeout=5.0):
-        """The node's counters ``keys`` (ints) from a diagnostics message that arrives after
-        this call, so every input sent before it has been counted or is in flight."""
+        """
+        Read the node's diagnostics counters.
+
+        The node's counters ``keys`` (ints) from a diagnostics message that arrives after
+        this call, so every input sent before it has been counted or is in flight.
+        """
         del self.diagnostics[:]
         assert self.wait_for(lambda: self.diagnostic(keys[0]) is not None, timeout), \
             'no diagnostics from %s within %.0f s' % (self.node_path, timeout)
@@ -295,7 +303,10 @@ def no_answer(peer, names, q=(), qd=(), wait=0.5):
 
 def wait_for_torques(peer, names, q, qd=(), feedforward=None, gravity=None, joints=None,
                      timeout=20.0, tol=1e-9):
-    """Send the joint state until an answer carries these torques (and these output
+    """
+    Send the joint state until an answer carries these torques.
+
+    Send the joint state until an answer carries these torques (and these output
     ``joints``): for a change the node applies asynchronously (a new model, an input on
     another topic). The matching answer, or ``None`` when none came within ``timeout``.
     """

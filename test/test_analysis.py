@@ -1,4 +1,5 @@
-"""Offline analysis: ``python -m rbd_dynamics bag`` and ``... trajectory``.
+"""
+Offline analysis: ``python -m rbd_dynamics bag`` and ``... trajectory``.
 
 The bags are written here with rosbags' writer (MCAP and SQLite 3 storage) from analytic joint
 motions (sums of sines), so positions, velocities and accelerations are known exactly.
@@ -102,8 +103,12 @@ def run_cli(args):
 
 
 def two_publishers(model, rate_arm=500.0, rate_gripper=100.0, duration=2.0, efforts=True):
-    """An arm driver (joint1..7, velocities and efforts) and a gripper driver (the finger,
-    its mimic and a joint of another robot; no velocities), interleaved as a bag has them."""
+    """
+    Record two drivers publishing joint states.
+
+    An arm driver (joint1..7, velocities and efforts) and a gripper driver (the finger,
+    its mimic and a joint of another robot; no velocities), interleaved as a bag has them.
+    """
     motion = Motion(model.joint_names)
     gripper = ['left_finger_joint', 'right_finger_joint', 'other_robot_joint']
     messages = []
@@ -172,8 +177,12 @@ def check_png(path, panels):
 
 @pytest.mark.parametrize('recorded_velocity', [True, False])
 def test_accelerations_within_5_percent(model, tmp_path, recorded_velocity):
-    """500 Hz with stamp jitter, 1e-5 rad position noise; velocities exact + 1e-4 rad/s
-    noise, or absent (differentiated from the positions)."""
+    """
+    Accelerations from a noisy recording are within 5 % of the truth.
+
+    500 Hz with stamp jitter, 1e-5 rad position noise; velocities exact + 1e-4 rad/s
+    noise, or absent (differentiated from the positions).
+    """
     rng = np.random.default_rng(1)
     motion = Motion(model.joint_names, seed=2)
     n = 2000
@@ -201,8 +210,12 @@ def test_accelerations_within_5_percent(model, tmp_path, recorded_velocity):
 
 
 def test_gaps_split_segments_and_zero_stamps_use_receive_time(model, tmp_path, capsys):
-    """A 0.5 s pause: no rows inside, no derivative across it. Zero header stamps: the
-    bag's receive times are used."""
+    """
+    Gaps split segments; zero stamps use the receive time.
+
+    A 0.5 s pause: no rows inside, no derivative across it. Zero header stamps: the
+    bag's receive times are used.
+    """
     motion = Motion(model.joint_names, seed=3)
     t = np.concatenate([np.arange(0, 1.0, 0.002), np.arange(1.5, 2.5, 0.002)])
     messages = [(T0_NS + int(round(x * 1e9)), joint_state(0, model.joint_names, q, v))
@@ -231,7 +244,7 @@ def test_savgol_derivative_exact_on_cubics():
 
 
 def trajectory_yaml(names, times, q, qd, qdd, effort=None):
-    """The text ``ros2 topic echo --once`` prints for a JointTrajectory."""
+    """Write the text ``ros2 topic echo --once`` prints for a JointTrajectory."""
     doc = {'header': {'stamp': {'sec': 0, 'nanosec': 0}, 'frame_id': ''},
            'joint_names': list(names), 'points': []}
     for k, t in enumerate(times):

@@ -1,4 +1,5 @@
-"""Closed loop over real topics: MuJoCo robot <-> rbd_dynamics node, each in its own process.
+"""
+Closed loop over real topics: MuJoCo robot <-> rbd_dynamics node, each in its own process.
 
 The simulated driver runs in lockstep (one control period per effort command), so the loop is
 deterministic however loaded the machine is; the node runs on the simulated clock.
@@ -9,12 +10,11 @@ import pytest
 
 pytest.importorskip('mujoco')
 rclpy = pytest.importorskip('rclpy')
-import rclpy.executors  # noqa: E402
 
 from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-
+import rclpy.executors  # noqa: E402
 from ros_helpers import node_command, NodeProcess  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
 
 RATE = 1000.0
 Q0 = [0.3, 0.6, -0.2, -1.2, 0.1, 0.8, 0.0, 0.02]
@@ -127,8 +127,12 @@ AMPLITUDE = [0.2, 0.15, 0.2, 0.15, 0.2, 0.2, 0.2, 0.0]
 
 
 def track(loop, ns, node_params):
-    """0.5 Hz swings of every arm joint under computed torque with PD gains (400, 40): the RMS
-    tracking error of each arm joint [rad] over 4 s."""
+    """
+    Track a swing of the arm and measure the error.
+
+    0.5 Hz swings of every arm joint under computed torque with PD gains (400, 40): the RMS
+    tracking error of each arm joint [rad] over 4 s.
+    """
     trajectory = {'center': Q0, 'amplitude': AMPLITUDE, 'frequency': 0.5}
     params = {'command_output': 'feedforward', 'kp': [400.0] * 8, 'kd': [40.0] * 8}
     params.update(node_params)
@@ -151,9 +155,13 @@ def test_computed_torque_tracks_a_sinusoid(loop):
 
 
 def test_a_wrong_model_misses_the_tracking_bound(loop):
-    """The negative control of the test above: the same gains and trajectory with the
+    """
+    Wrong model misses the tracking bound.
+
+    The negative control of the test above: the same gains and trajectory with the
     feedforward of a wrong model (about half the gravity) miss its bound, so the bound
-    measures the model's share of the tracking, not the PD terms alone."""
+    measures the model's share of the tracking, not the PD terms alone.
+    """
     rms = track(loop, '/track_wrong_model', {'gravity': [0.0, 0.0, -5.0]})
     assert rms.max() > TRACKING_BOUND, rms
 
@@ -163,9 +171,13 @@ PUSH = np.array([3.0, -2.0, -8.0])  # world frame, at the tool centre point [N]
 
 @pytest.mark.parametrize('compensate', [True, False])
 def test_push_measured_by_the_wrist_sensor(loop, compensate):
-    """A push on the tool, measured by the simulated wrist F/T sensor (which also weighs the
+    """
+    Push on the tool measured by the wrist sensor.
+
+    A push on the tool, measured by the simulated wrist F/T sensor (which also weighs the
     gripper): with payload compensation the gravity-compensation torques are those of the
-    contact wrench alone; without it the gripper is counted twice. PD terms hold the arm."""
+    contact wrench alone; without it the gripper is counted twice. PD terms hold the arm.
+    """
     import mujoco
     import rbd_dynamics as rbd
     from rbd_dynamics import mujoco_model

@@ -449,9 +449,13 @@ def test_large_batches_run_on_threads(code_model, monkeypatch):
 
 
 def test_batches_of_any_input_kind_after_a_second_warm_up(tmp_path):
-    """Batch kernels compiled in a process whose single-state kernels came from numba's disk
+    """
+    Batch kernels take any input kind after a second warm-up.
+
+    Batch kernels compiled in a process whose single-state kernels came from numba's disk
     cache, then frozen by a second model's warm-up, still take batches whose inputs are
-    broadcast (read-only) or not: every batch reaches them as one array type."""
+    broadcast (read-only) or not: every batch reaches them as one array type.
+    """
     load = ('import rbd_dynamics as rbd\n'
             'from rbd_dynamics.resources import demo_urdf_path\n'
             'm = rbd.Model.from_urdf_file(demo_urdf_path())\n')

@@ -1,22 +1,30 @@
-"""The MuJoCo model the simulated driver uses has the library's dynamics, and its wrist
-force/torque sensor reads the library's payload wrench."""
+"""
+The MuJoCo model of the simulated driver agrees with the library.
+
+The MuJoCo model the simulated driver uses has the library's dynamics, and its wrist
+force/torque sensor reads the library's payload wrench.
+"""
 
 import numpy as np
 import pytest
 
-import rbd_dynamics as rbd
-from rbd_dynamics.resources import demo_urdf_path
-
 mujoco = pytest.importorskip('mujoco')
+
+import rbd_dynamics as rbd  # noqa: E402
 from rbd_dynamics import mujoco_model  # noqa: E402
+from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
 
 MIMIC = '<mimic joint="left_finger_joint" multiplier="1" offset="0"/>'
 
 
 @pytest.fixture(scope='module')
 def explicit():
-    """The demo arm with its mimic finger made independent (MuJoCo's inverse dynamics would
-    otherwise include the equality constraint's forces)."""
+    """
+    Make the demo arm without mimic joints.
+
+    The demo arm with its mimic finger made independent (MuJoCo's inverse dynamics would
+    otherwise include the equality constraint's forces).
+    """
     with open(demo_urdf_path()) as stream:
         text = stream.read().replace(MIMIC, '')
     sim, mimic = mujoco_model.load(text, sensor_frame='ft_frame')
@@ -40,8 +48,12 @@ def test_inverse_dynamics_agree(explicit):
 
 
 def sensed(sim, data, qpos, qvel, qacc):
-    """MuJoCo's inverse dynamics at a state (left in ``data.qfrc_inverse``) and the wrist
-    sensor's reading then, ``(6,)`` force first."""
+    """
+    Compute inverse dynamics and the wrist reading in MuJoCo.
+
+    MuJoCo's inverse dynamics at a state (left in ``data.qfrc_inverse``) and the wrist
+    sensor's reading then, ``(6,)`` force first.
+    """
     data.qpos[:], data.qvel[:], data.qacc[:] = qpos, qvel, qacc
     mujoco.mj_inverse(sim, data)
     mujoco.mj_rnePostConstraint(sim, data)
@@ -78,9 +90,13 @@ def test_unsupported_joint_type_is_refused():
 
 
 def fold(sim, model, values, mimic):
-    """MuJoCo's per-joint ``values`` of the explicit demo arm in the order of ``model`` (whose
+    """
+    Fold MuJoCo's per-joint values into the library's order.
+
+    MuJoCo's per-joint ``values`` of the explicit demo arm in the order of ``model`` (whose
     finger has its mimic): a mimic joint's entry folded into its master's, times the
-    multiplier, as the library folds torques."""
+    multiplier, as the library folds torques.
+    """
     names = [mujoco.mj_id2name(sim, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(sim.njnt)]
     out = np.array([values[names.index(n)] for n in model.joint_names])
     for name, (master, mult, _) in mimic.items():
@@ -89,8 +105,12 @@ def fold(sim, model, values, mimic):
 
 
 def explicit_state(sim, model, mimic, q, qd, qdd):
-    """MuJoCo's ``qpos, qvel, qacc`` of the explicit demo arm for the library's state, every
-    mimic joint following its master."""
+    """
+    Map the library's state to the explicit demo arm.
+
+    MuJoCo's ``qpos, qvel, qacc`` of the explicit demo arm for the library's state, every
+    mimic joint following its master.
+    """
     names = [mujoco.mj_id2name(sim, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(sim.njnt)]
     out = []
     for values, with_offset in ((q, True), (qd, False), (qdd, False)):
@@ -106,9 +126,13 @@ def explicit_state(sim, model, mimic, q, qd, qdd):
 
 
 def test_drive_terms_agree():
-    """Damping on every joint (the URDF's, the mimic finger's on itself) and armature on the
+    """
+    Drive terms agree with MuJoCo's inverse dynamics.
+
+    Damping on every joint (the URDF's, the mimic finger's on itself) and armature on the
     independent ones: MuJoCo's inverse dynamics equals ``rnea + drive_torques`` with the
-    library's damping (the mimic's reflected onto its master), joint by joint."""
+    library's damping (the mimic's reflected onto its master), joint by joint.
+    """
     with open(demo_urdf_path()) as stream:
         text = stream.read()
     model = rbd.Model.from_urdf(text)
@@ -161,8 +185,12 @@ PAYLOAD = (2.0, [0.02, -0.01, 0.08], [0.01, 0.002, -0.001, 0.02, 0.003, 0.015])
 
 @pytest.mark.parametrize('link', ['gripper_base', 'link5'])
 def test_payload_agrees(link):
-    """A payload (with products of inertia) set at run time: MuJoCo's inverse dynamics equals
-    ``rnea`` with ``set_payload``, and the wrist sensor sees it when it is beyond it."""
+    """
+    Payload agrees with MuJoCo's inverse dynamics.
+
+    A payload (with products of inertia) set at run time: MuJoCo's inverse dynamics equals
+    ``rnea`` with ``set_payload``, and the wrist sensor sees it when it is beyond it.
+    """
     with open(demo_urdf_path()) as stream:
         text = stream.read().replace(MIMIC, '')
     sim, _ = mujoco_model.load(text, sensor_frame='ft_frame', payload_link=link)

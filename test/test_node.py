@@ -1,4 +1,5 @@
-"""The node in its own process, over real DDS: outputs equal the library's results.
+"""
+The node in its own process, over real DDS: outputs equal the library's results.
 
 The robot is the bundled demo arm: a tree with a mimic finger, an F/T sensor frame (``ft_frame``)
 attached by fixed joints, and links beyond it. Each test computes the expected torques with the
@@ -15,10 +16,9 @@ rclpy = pytest.importorskip('rclpy')
 
 import rbd_dynamics as rbd  # noqa: E402
 from rbd_dynamics.resources import share_directory  # noqa: E402
-from std_msgs.msg import String  # noqa: E402
-
 from ros_helpers import (exchange, in_order, no_answer, NodeProcess, Peer,  # noqa: E402
                          wait_for_torques, wait_ready)
+from std_msgs.msg import String  # noqa: E402
 
 TOL = 1e-9
 
@@ -52,8 +52,12 @@ def cell_process(model):
 
 @pytest.fixture
 def cell(cell_process, model, urdf):
-    """The cell node with the demo arm's description in use and zero wrench readings, whatever
-    the tests before left (a swapped description, readings fresh for 30 s)."""
+    """
+    Reset the cell node to the demo arm.
+
+    The cell node with the demo arm's description in use and zero wrench readings, whatever
+    the tests before left (a swapped description, readings fresh for 30 s).
+    """
     node, peer, params = cell_process
     assert peer.wait_matched(desired=True), node.log()
     assert peer.wait_for(lambda: all(pub.get_subscription_count() > 0

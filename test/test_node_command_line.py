@@ -1,4 +1,5 @@
-"""The bundled descriptions survive ``--ros-args -p robot_description:="$(cat file)"``.
+"""
+The bundled descriptions survive ``--ros-args -p robot_description:="$(cat file)"``.
 
 rcl reads a ``-p`` value as YAML, so a description whose text YAML takes for a mapping (a
 ``": "`` anywhere, in a comment too) stops the node with "Couldn't parse parameter override

@@ -1,4 +1,7 @@
-"""Hostile input over real topics: the node stays up, never emits a non-finite torque, and
+"""
+Hostile input over real topics.
+
+Hostile input over real topics: the node stays up, never emits a non-finite torque, and
 answers good input correctly afterwards.
 
 ``RBD_FUZZ_MESSAGES`` sets the number of fuzzed messages (default 10,000).
@@ -7,16 +10,15 @@ answers good input correctly afterwards.
 import math
 import os
 
+from hostile import cases, ROOT_LINK
 import numpy as np
 import pytest
 
 rclpy = pytest.importorskip('rclpy')
 
 import rbd_dynamics as rbd  # noqa: E402
-from std_msgs.msg import Float64MultiArray, String  # noqa: E402
-
-from hostile import cases, ROOT_LINK  # noqa: E402
 from ros_helpers import NodeProcess, Peer  # noqa: E402
+from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from test_node import exchange, wait_ready  # noqa: E402
 
 TOL = 1e-9
@@ -51,7 +53,7 @@ def names(rng, model):
 
 
 def length(rng, n):
-    """Usually ``n``, sometimes a wrong length (or empty)."""
+    """Pick ``n`` usually, sometimes a wrong length, or empty."""
     roll = rng.random()
     if roll < 0.1:
         return max(0, n + int(rng.integers(-3, 4)))

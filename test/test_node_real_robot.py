@@ -1,4 +1,7 @@
-"""The real-robot layer of the node over real DDS: drive, effort limits, payloads, F/T tare and
+"""
+The real-robot layer of the node over real DDS.
+
+The real-robot layer of the node over real DDS: drive, effort limits, payloads, F/T tare and
 the model of a running robot. Every expected torque comes from the library with the same inputs.
 """
 
@@ -11,19 +14,19 @@ rclpy = pytest.importorskip('rclpy')
 
 import rbd_dynamics as rbd  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
+from ros_helpers import exchange, in_order, NodeProcess, Peer, wait_ready  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
-from ros_helpers import exchange, in_order, NodeProcess, Peer, wait_ready  # noqa: E402
-
 TOL = 1e-9
-PAYLOAD = dict(mass=1.5, com=(0.01, 0.0, 0.06), inertia=(0.004, 0.0, 0.001, 0.005, 0.0, 0.003))
+PAYLOAD = {'mass': 1.5, 'com': (0.01, 0.0, 0.06),
+           'inertia': (0.004, 0.0, 0.001, 0.005, 0.0, 0.003)}
 
 
 @pytest.fixture
 def node(urdf, model, request):
-    """The node with the parameters of the test's ``params`` marker, and its peer."""
+    """Start the node with the parameters of the test's ``params`` marker, and its peer."""
     marker = request.node.get_closest_marker('params')
-    params = dict(robot_description=urdf, desired_timeout=30.0)
+    params = {'robot_description': urdf, 'desired_timeout': 30.0}
     params.update(marker.args[0] if marker else {})
     namespace = '/' + request.node.name.replace('[', '_').replace(']', '').replace('-', '_')
     topics = [params[k] for k in params if k.startswith('wrench.') and k.endswith('.topic')]

@@ -1,4 +1,7 @@
-"""The node at runtime, over real DDS: parameter changes accepted and refused, bad and extreme
+"""
+The node at runtime, over real DDS.
+
+The node at runtime, over real DDS: parameter changes accepted and refused, bad and extreme
 joint states, the desired inputs, and the description parameter against the topic.
 
 One node process on the demo arm serves every test of the first part; the ``arm`` fixture puts
@@ -18,11 +21,10 @@ import rbd_dynamics as rbd  # noqa: E402
 from rbd_dynamics.controller import wrap_angle  # noqa: E402
 from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
-from std_msgs.msg import Float64MultiArray, String  # noqa: E402
-
 from robots import floating_urdf  # noqa: E402
 from ros_helpers import (exchange, in_order, no_answer, NodeProcess, Peer,  # noqa: E402
                          wait_for_torques)
+from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from urdf_builders import inertial, joint, link, robot  # noqa: E402
 
 TOL = 1e-9
@@ -31,8 +33,12 @@ T = Parameter.Type
 
 
 def library_feedforward(model, q, qd, desired=None, kp=0.0, kd=0.0, continuous=()):
-    """``rnea(q, qd, qdd_d + kp (q_d - q) + kd (qd_d - qd))`` (model order), the position
-    errors of the joints at ``continuous`` (indices) wrapped to [-pi, pi)."""
+    """
+    Compute the expected feedforward with the library.
+
+    ``rnea(q, qd, qdd_d + kp (q_d - q) + kd (qd_d - qd))`` (model order), the position
+    errors of the joints at ``continuous`` (indices) wrapped to [-pi, pi).
+    """
     if desired is None:
         return rbd.rnea(model, q, qd, np.zeros(model.nv))
     q_d, qd_d, qdd_d = desired
@@ -46,7 +52,7 @@ def accepted(results):
 
 
 def state(seed, model):
-    """A random measured state ``(q, qd)`` and desired state ``(q_d, qd_d, qdd_d)``."""
+    """Draw a random measured state ``(q, qd)`` and desired state ``(q_d, qd_d, qdd_d)``."""
     rng = np.random.default_rng(seed)
     q = rng.uniform(-1.0, 1.0, model.nq)
     qd = rng.uniform(-1.0, 1.0, model.nv)
@@ -77,9 +83,13 @@ def arm_process(urdf):
 
 @pytest.fixture
 def arm(arm_process, urdf, model):
-    """The node with the demo arm from its parameter, default gravity and root, outputs in
+    """
+    Configure the node for the demo arm.
+
+    The node with the demo arm from its parameter, default gravity and root, outputs in
     model order, no gains, a desired input that never expires, and a zero desired
-    acceleration in force."""
+    acceleration in force.
+    """
     node, peer = arm_process
     assert peer.wait_matched(desired=True), node.log()
     # one parameter after the other, in an order in which each step is valid on its own
@@ -102,8 +112,12 @@ def arm(arm_process, urdf, model):
 
 
 def test_a_non_finite_joint_state_is_refused_whole(arm, model):
-    """Nothing answers it, ``rejected_joint_states`` counts it, and none of its values is
-    merged: the next partial state is answered with the torques of the last good values."""
+    """
+    Non-finite joint state is refused whole.
+
+    Nothing answers it, ``rejected_joint_states`` counts it, and none of its values is
+    merged: the next partial state is answered with the torques of the last good values.
+    """
     node, peer = arm
     q0, qd0, _ = state(1, model)
     answer = exchange(peer, model.joint_names, q0, qd0)
@@ -219,8 +233,12 @@ def test_accepted_gains_change_the_torques(arm, model):
 
 
 def test_accepted_joints_change_the_output_order_and_names(arm, model):
-    """``joints`` picks and orders the outputs; the gains follow it, the desired state names
-    exactly those joints (the others get no desired acceleration and no PD terms)."""
+    """
+    Joints accepted change the output order and names.
+
+    ``joints`` picks and orders the outputs; the gains follow it, the desired state names
+    exactly those joints (the others get no desired acceleration and no PD terms).
+    """
     node, peer = arm
     q, qd, desired = state(5, model)
     for joints in (['joint4', 'left_finger_joint', 'joint1'],
@@ -337,8 +355,12 @@ def test_the_description_parameter_wins_over_the_topic(arm, model, urdf):
 # Descriptions of their own.
 
 def test_a_floating_base_is_refused_with_the_root_link_hint(model):
-    """The demo arm on a floating joint: refused, with the hint; ``root_link`` below the
-    floating joint gives the arm."""
+    """
+    Refuse a floating base with the root_link hint.
+
+    The demo arm on a floating joint: refused, with the hint; ``root_link`` below the
+    floating joint gives the arm.
+    """
     text = floating_urdf(demo_urdf_path())
     node = NodeProcess({'robot_description': text}, namespace='/floating')
     peer = Peer('/floating')
@@ -362,7 +384,7 @@ def test_a_floating_base_is_refused_with_the_root_link_hint(model):
 
 
 def wheel_and_arm():
-    """A continuous joint (a wheel with an off-centre mass) and a revolute one, both about y."""
+    """Describe a continuous joint (a wheel, off-centre mass) and a revolute one, about y."""
     return robot(
         'wheel_and_arm',
         link('base'),
@@ -373,8 +395,12 @@ def wheel_and_arm():
 
 
 def test_position_errors_of_continuous_joints_wrap():
-    """kp terms over the node: the continuous joint's error of almost 2 pi is the short way
-    round (about -0.28 rad); the revolute joint's is taken as it is."""
+    """
+    Position errors of continuous joints wrap.
+
+    kp terms over the node: the continuous joint's error of almost 2 pi is the short way
+    round (about -0.28 rad); the revolute joint's is taken as it is.
+    """
     text = wheel_and_arm()
     model = rbd.Model.from_urdf(text)
     assert model.joint_types == ('continuous', 'revolute')
@@ -401,8 +427,12 @@ def test_position_errors_of_continuous_joints_wrap():
 
 
 def test_a_rebuild_that_the_configuration_does_not_fit_is_refused(arm, model, urdf):
-    """``root_link`` below joint3 with gains sized for the whole arm: refused at once with the
-    reason, so the parameters keep describing the model in use."""
+    """
+    Rebuild that the configuration does not fit is refused.
+
+    ``root_link`` below joint3 with gains sized for the whole arm: refused at once with the
+    reason, so the parameters keep describing the model in use.
+    """
     node, peer = arm
     assert accepted(peer.set_parameters(kp=[10.0] * model.nv))
     (result,) = peer.set_parameters(root_link='link3')

@@ -1,5 +1,9 @@
-"""Trajectory feedforward for a JointTrajectoryController: ``~/trajectory`` in,
-``~/trajectory_with_effort`` out, over real DDS, against the library."""
+"""
+Trajectory feedforward for a JointTrajectoryController.
+
+Trajectory feedforward for a JointTrajectoryController: ``~/trajectory`` in,
+``~/trajectory_with_effort`` out, over real DDS, against the library.
+"""
 
 import numpy as np
 import pytest
@@ -7,9 +11,8 @@ import pytest
 rclpy = pytest.importorskip('rclpy')
 
 import rbd_dynamics as rbd  # noqa: E402
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
-
 from ros_helpers import NodeProcess, Peer, wait_ready  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 TOL = 1e-9
 HOLD = np.array([0.1, 0.7, -0.2, -1.3, 0.2, 0.6, -0.1, 0.01])
@@ -48,8 +51,12 @@ def expected(model, names, q, qd, qdd, held=HOLD, drive=None):
 
 
 def send(peer, msg, timeout=5.0):
-    """Publish a trajectory once the node listens and its output reaches the test; the
-    forwarded message, or ``None``."""
+    """
+    Publish a trajectory and wait for its forwarded message.
+
+    Publish a trajectory once the node listens and its output reaches the test; the
+    forwarded message, or ``None``.
+    """
     assert peer.wait_for(lambda: peer.pub_trajectory.get_subscription_count() > 0
                          and peer.sub_trajectories.get_publisher_count() > 0, 10.0)
     del peer.trajectories[:]

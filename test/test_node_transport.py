@@ -1,4 +1,5 @@
-"""How joint states reach the node: QoS, the joint-state thread and the executor path.
+"""
+How joint states reach the node: QoS, the joint-state thread and the executor path.
 
 The node takes ``joint_states`` (and F/T readings) with best-effort QoS, as robot_state_publisher
 does, so sensor-data publishers are heard; by default on a thread of its own
@@ -12,13 +13,12 @@ import numpy as np
 import pytest
 
 rclpy = pytest.importorskip('rclpy')
+WrenchStamped = pytest.importorskip('geometry_msgs.msg').WrenchStamped
 
 import rbd_dynamics as rbd  # noqa: E402
 from rclpy.qos import qos_profile_sensor_data  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-from geometry_msgs.msg import WrenchStamped  # noqa: E402
-
 from ros_helpers import exchange, NodeProcess, Peer, wait_ready  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
 
 TOL = 1e-9
 
@@ -29,9 +29,13 @@ def stamp_of(msg):
 
 @pytest.mark.parametrize('thread', [True, False], ids=['own_thread', 'executor'])
 def test_sensor_data_publishers_and_both_paths(urdf, model, thread):
-    """Best-effort joint states and wrench (a reliable subscription would never hear them):
+    """
+    Sensor-data publishers are answered on both paths.
+
+    Best-effort joint states and wrench (a reliable subscription would never hear them):
     answered with the library's torques on either path; a burst is answered in full, in
-    order."""
+    order.
+    """
     namespace = '/transport_%s' % ('thread' if thread else 'executor')
     node = NodeProcess({'robot_description': urdf, 'joint_states_thread': thread,
                         'wrench_sensors': ['wrist'], 'wrench.wrist.topic': '/be/wrench',
@@ -94,7 +98,10 @@ def test_sensor_data_publishers_and_both_paths(urdf, model, thread):
 
 
 def test_without_a_wait_set_joint_states_go_through_the_executor(monkeypatch, urdf, model):
-    """Where rclpy has no wait set to build the thread on, the node subscribes the usual way
+    """
+    Without a wait set, joint states go through the executor.
+
+    Where rclpy has no wait set to build the thread on, the node subscribes the usual way
     and a joint state is answered with the library's torques.
 
     The node runs in this process so that only its construction sees the missing wait set;
@@ -150,11 +157,15 @@ BURST = 8
 
 def test_while_the_compiled_path_builds_the_newest_state_of_a_burst_is_answered(
         urdf, model, tmp_path, monkeypatch):
-    """With an empty numba cache the node compiles its kernels for seconds after the model is
+    """
+    While the compiled path builds, the newest state of a burst is answered.
+
+    With an empty numba cache the node compiles its kernels for seconds after the model is
     in use. Meanwhile it answers on the NumPy path, with the library's torques: a lone state
     always, and of a burst the newest (the others are counted in ``skipped_while_compiling``);
     its diagnostics say ``compiling``, then ``in use``, and from then on a burst is answered in
-    full."""
+    full.
+    """
     monkeypatch.setenv('NUMBA_CACHE_DIR', str(tmp_path / 'numba_cache'))
     node = NodeProcess({'robot_description': urdf}, namespace='/compiling')
     peer = Peer('/compiling')

@@ -1,4 +1,7 @@
-"""Closed loop with a robot that has what a real arm has: every joint of the simulated demo arm
+"""
+Closed loop with a robot that has what a real arm has.
+
+Closed loop with a robot that has what a real arm has: every joint of the simulated demo arm
 loses torque to viscous and Coulomb friction and drives a rotor (armature), and the node's
 real-robot layer answers it. Every piece is its own process, in lockstep over real topics, as
 in ``test_closed_loop.py``: drive compensation, a payload grasped mid-run, effort limits and
@@ -12,14 +15,13 @@ import pytest
 
 pytest.importorskip('mujoco')
 rclpy = pytest.importorskip('rclpy')
+DiagnosticArray = pytest.importorskip('diagnostic_msgs.msg').DiagnosticArray
+InertiaStamped = pytest.importorskip('geometry_msgs.msg').InertiaStamped
 
 import rbd_dynamics as rbd  # noqa: E402
-from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
-from geometry_msgs.msg import InertiaStamped  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
-
 import test_closed_loop as closed_loop  # noqa: E402
 
 Q0 = np.array(closed_loop.Q0)
@@ -82,8 +84,12 @@ PAYLOAD = {'link': 'tool_center_point', 'mass': 2.0, 'com': [0.0, 0.0, 0.05],
 
 
 def test_payload_message_keeps_the_pose(loop):
-    """A 2 kg payload is grasped at t = 2 s; the node told of it on ``~/payload`` then keeps
-    the pose, the node left unaware sags."""
+    """
+    Payload message keeps the pose.
+
+    A 2 kg payload is grasped at t = 2 s; the node told of it on ``~/payload`` then keeps
+    the pose, the node left unaware sags.
+    """
     sim = dict(SIM_DRIVE, **{'payload.%s' % k: v for k, v in PAYLOAD.items()})
     sim['payload.attach_time'] = 2.0
     errors = {}
@@ -153,7 +159,10 @@ def test_clamped_commands_stay_within_the_limits(loop, model):
 
 
 def test_tare_removes_the_sensor_bias(loop, model, urdf):
-    """A 5 N bias is tared away: the compensated gravity torques then equal those without a
+    """
+    Tare removes the sensor bias.
+
+    A 5 N bias is tared away: the compensated gravity torques then equal those without a
     sensor; a push after the tare still shows.
 
     The node with the sensor (``observer``) watches the loop of a node without one: a sensor
@@ -178,7 +187,7 @@ def test_tare_removes_the_sensor_bias(loop, model, urdf):
     back = [model.joint_names.index(n) for n in closed_loop.JOINTS]
 
     def gravity_errors(start, end):
-        """The observer's gravity compensation minus the torques without a sensor."""
+        """Return the observer's gravity compensation minus the torques without a sensor."""
         t, q = run.run_until(end)
         by_stamp = {round(s, 6): k for k, s in enumerate(t)}
         out = []

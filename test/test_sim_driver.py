@@ -1,4 +1,5 @@
-"""The simulated driver as its own process: what a real arm adds to the rigid bodies.
+"""
+The simulated driver as its own process: what a real arm adds to the rigid bodies.
 
 Effort limits clamp the commands (and joint_states reports the applied effort), the F/T sensor
 carries its bias, a payload is grasped at the given simulated time, and the
@@ -13,16 +14,15 @@ import pytest
 
 pytest.importorskip('mujoco')
 rclpy = pytest.importorskip('rclpy')
-import rclpy.executors  # noqa: E402
-from geometry_msgs.msg import WrenchStamped  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import Float64MultiArray  # noqa: E402
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+WrenchStamped = pytest.importorskip('geometry_msgs.msg').WrenchStamped
 
 import rbd_dynamics as rbd  # noqa: E402
 from rbd_dynamics import mujoco_model  # noqa: E402
-
+import rclpy.executors  # noqa: E402
 from ros_helpers import node_command, NodeProcess  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 SIM = node_command('rbd_dynamics_sim', 'rbd_dynamics.ros.sim_driver')
 JOINTS = ['joint%d' % i for i in range(1, 8)] + ['left_finger_joint']
@@ -34,9 +34,13 @@ def stamp(msg):
 
 
 class Sim:
-    """The driver in namespace ``ns`` and the test's side: every joint state and wrench is
+    """
+    The driver under test and the test side.
+
+    The driver in namespace ``ns`` and the test's side: every joint state and wrench is
     recorded; in lockstep ``controller(msg)`` (if given) answers each joint state with the
-    effort command in ``JOINTS`` order."""
+    effort command in ``JOINTS`` order.
+    """
 
     def __init__(self, ns, params, controller=None):
         sim = {'lockstep': True, 'rate': 1000.0, 'joints': JOINTS,
@@ -146,9 +150,13 @@ def test_wrench_bias_is_in_every_reading(sims, urdf):
 
 
 def holding(model, payload=None, kp=400.0, kd=40.0):
-    """Computed torque toward Q0 (``rnea`` at the PD acceleration): the test's own
+    """
+    Hold the arm at Q0 with computed torque.
+
+    Computed torque toward Q0 (``rnea`` at the PD acceleration): the test's own
     controller; ``payload = (time, link, mass, com, inertia)`` is put in ``model`` at that
-    simulated time."""
+    simulated time.
+    """
     order = [model.joint_names.index(n) for n in JOINTS]
 
     def control(msg):
@@ -162,8 +170,12 @@ def holding(model, payload=None, kp=400.0, kd=40.0):
 
 
 def test_payload_is_grasped_at_the_given_time(sims, urdf):
-    """The test's controller learns of the payload at the attach time, so the arm stays
-    still and the sensor reading changes by the payload's weight, from that time on."""
+    """
+    Payload is grasped at the given time.
+
+    The test's controller learns of the payload at the attach time, so the arm stays
+    still and the sensor reading changes by the payload's weight, from that time on.
+    """
     payload = ('tool_center_point', 2.0, [0.0, 0.0, 0.1], [0.004, 0.0, 0.0, 0.004, 0.0, 0.002])
     sim = sims('/grasp', dict(zip(['payload.link', 'payload.mass', 'payload.com',
                                    'payload.inertia'], payload), **{'payload.attach_time': 0.3}),
@@ -185,7 +197,7 @@ def test_payload_is_grasped_at_the_given_time(sims, urdf):
 
 
 def swing(t):
-    """The reference: every joint swinging at 0.5 Hz from rest at Q0, ``(q, qd, qdd)``."""
+    """Swing every joint at 0.5 Hz from rest at Q0: the reference ``(q, qd, qdd)``."""
     amplitude = np.array([0.2, 0.15, 0.2, 0.15, 0.2, 0.2, 0.2, 0.0])
     w = np.pi
     t = np.asarray(t, dtype=float)[..., None]
@@ -213,8 +225,12 @@ def trajectory_message(model, with_effort, duration=2.0, step=0.02):
 
 
 def test_trajectory_controller_follows_with_the_model_effort(sims, model):
-    """Low PID gains: with the points' effort from ``rnea`` the arm tracks the swing; on its
-    PID alone it sags and lags."""
+    """
+    Trajectory controller follows with the model effort.
+
+    Low PID gains: with the points' effort from ``rnea`` the arm tracks the swing; on its
+    PID alone it sags and lags.
+    """
     # critically damped at 10 rad/s on the diagonal of the mass matrix at Q0
     order = [model.joint_names.index(n) for n in JOINTS]
     q0 = np.empty(model.nv)
@@ -261,8 +277,12 @@ def test_trajectory_with_unknown_joint_is_refused(sims):
 
 
 def test_trajectory_sampling_by_degree():
-    """Quintic between points with accelerations, cubic with velocities, linear with
-    positions only; the state at receipt before the first point; the last point held."""
+    """
+    Trajectory sampling by degree.
+
+    Quintic between points with accelerations, cubic with velocities, linear with
+    positions only; the state at receipt before the first point; the last point held.
+    """
     from rbd_dynamics.trajectory_controller import Trajectory
     times = np.arange(0.0, 1.0001, 0.05)
     q, qd, qdd = swing(times)

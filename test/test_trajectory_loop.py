@@ -1,6 +1,10 @@
-"""Trajectory feedforward in the loop: a planned trajectory through the node's ``~/trajectory``
+"""
+Trajectory feedforward in the loop.
+
+Trajectory feedforward in the loop: a planned trajectory through the node's ``~/trajectory``
 into a JointTrajectoryController (the simulated driver's stand-in on an effort interface) with
-low PID gains, against the same trajectory sent to the controller without efforts."""
+low PID gains, against the same trajectory sent to the controller without efforts.
+"""
 
 import numpy as np
 import pytest
@@ -9,11 +13,10 @@ pytest.importorskip('mujoco')
 rclpy = pytest.importorskip('rclpy')
 
 import rbd_dynamics as rbd  # noqa: E402
-from trajectory_msgs.msg import JointTrajectory  # noqa: E402
-
 from ros_helpers import NodeProcess  # noqa: E402
 from test_sim_driver import (JOINTS, positions, Q0, sims, stamp, swing,  # noqa: E402, F401
                              trajectory_message)
+from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
 
 def test_filled_efforts_track_ten_times_better(sims, model, urdf):  # noqa: F811

@@ -1,4 +1,5 @@
-"""Offline analysis: joint torques along recorded joint states and planned trajectories.
+"""
+Offline analysis: joint torques along recorded joint states and planned trajectories.
 
 Nothing here needs ROS: bags are read with ``rosbags`` (MCAP and SQLite 3 storage, CDR decoded by
 its own type store) and trajectories with PyYAML. The command line::

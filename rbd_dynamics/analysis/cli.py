@@ -1,4 +1,5 @@
-"""``python -m rbd_dynamics bag ...`` and ``python -m rbd_dynamics trajectory ...``.
+"""
+``python -m rbd_dynamics bag ...`` and ``python -m rbd_dynamics trajectory ...``.
 
 Exit codes: 0 done (for ``trajectory``: within the effort limits), 1 unusable input (robot
 description, bag, topic, joint names, trajectory file; the message on stderr names the
@@ -44,11 +45,17 @@ def _holds(items):
 
 
 def load_model(path, xacro_args=None, root_link=None):
-    """The model of a ``.urdf`` / ``.xacro`` file; ``xacro_args`` (``name:=value``) are passed
+    """
+    Load the model of a description file.
+
+    The model of a ``.urdf`` / ``.xacro`` file; ``xacro_args`` (``name:=value``) are passed
     only when there are any.
 
-    Raises:
-        AnalysisError: the file cannot be read or is not a usable description.
+    Raises
+    ------
+    AnalysisError
+        the file cannot be read or is not a usable description.
+
     """
     from ..model import Model
     kwargs = {'root_link': root_link or None}

@@ -1,4 +1,5 @@
-"""Smoothed time derivatives of sampled signals: Savitzky-Golay differentiation in NumPy.
+"""
+Smoothed time derivatives of sampled signals: Savitzky-Golay differentiation in NumPy.
 
 A Savitzky-Golay derivative fits a polynomial of degree ``order`` by least squares to the
 ``2m + 1`` samples centred on each sample and takes the fit's derivative there. On a uniform
@@ -29,16 +30,24 @@ DEFAULT_ORDER = 3
 
 
 def _fit_matrix(m, order):
-    """``(order + 1, 2m + 1)`` least-squares map from the samples at offsets ``-m..m`` to the
-    coefficients of the fitted polynomial in the offset (a pseudo-inverse)."""
+    """
+    Least-squares polynomial fit of a window, as a matrix.
+
+    ``(order + 1, 2m + 1)`` least-squares map from the samples at offsets ``-m..m`` to the
+    coefficients of the fitted polynomial in the offset (a pseudo-inverse).
+    """
     offsets = np.arange(-m, m + 1, dtype=float)
     vander = offsets[:, None] ** np.arange(order + 1)
     return np.linalg.pinv(vander)
 
 
 def _derivative_rows(m, order, at):
-    """``(len(at), 2m + 1)`` weights: the derivative (per sample step) at offsets ``at`` of the
-    polynomial fitted to the window's samples."""
+    """
+    Weights of the fitted polynomial's derivative at given offsets.
+
+    ``(len(at), 2m + 1)`` weights: the derivative (per sample step) at offsets ``at`` of the
+    polynomial fitted to the window's samples.
+    """
     fit = _fit_matrix(m, order)
     at = np.asarray(at, dtype=float)
     powers = np.arange(1, order + 1)
@@ -47,17 +56,25 @@ def _derivative_rows(m, order, at):
 
 
 def savgol_derivative(y, dt, half_width, order=DEFAULT_ORDER):
-    """Savitzky-Golay first derivative of uniformly sampled signals.
+    """
+    Savitzky-Golay first derivative of uniformly sampled signals.
 
-    Args:
-        y: ``(n,)`` or ``(n, k)`` samples, one column per signal.
-        dt: sample period [s].
-        half_width: ``m``: the window holds ``2m + 1`` samples. It is reduced to fit ``n`` (and
-            the order to fit the window); ``n`` must be at least 3.
-        order: degree of the fitted polynomial.
+    Parameters
+    ----------
+    y
+        ``(n,)`` or ``(n, k)`` samples, one column per signal.
+    dt
+        sample period [s].
+    half_width
+        ``m``: the window holds ``2m + 1`` samples. It is reduced to fit ``n`` (and
+        the order to fit the window); ``n`` must be at least 3.
+    order
+        degree of the fitted polynomial.
 
-    Returns:
-        ``dy/dt``, shaped like ``y``.
+    Returns
+    -------
+    ``dy/dt``, shaped like ``y``.
+
     """
     y = np.asarray(y, dtype=float)
     column = y.ndim == 1
@@ -81,16 +98,24 @@ def savgol_derivative(y, dt, half_width, order=DEFAULT_ORDER):
 
 
 def derivative(t, y, window=DEFAULT_WINDOW, order=DEFAULT_ORDER):
-    """Smoothed derivative of signals sampled at increasing times (one segment, no gaps).
+    """
+    Smoothed derivative of signals sampled at increasing times (one segment, no gaps).
 
-    Args:
-        t: ``(n,)`` strictly increasing sample times [s], ``n >= 3``.
-        y: ``(n, k)`` samples.
-        window: length of the fitting window [s] (at least 3 samples are used).
-        order: degree of the fitted polynomial.
+    Parameters
+    ----------
+    t
+        ``(n,)`` strictly increasing sample times [s], ``n >= 3``.
+    y
+        ``(n, k)`` samples.
+    window
+        length of the fitting window [s] (at least 3 samples are used).
+    order
+        degree of the fitted polynomial.
 
-    Returns:
-        ``(n, k)`` derivative at the times ``t``.
+    Returns
+    -------
+    ``(n, k)`` derivative at the times ``t``.
+
     """
     t = np.asarray(t, dtype=float)
     n = len(t)

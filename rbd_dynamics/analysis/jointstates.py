@@ -1,4 +1,5 @@
-"""``sensor_msgs/JointState`` messages of one topic of a rosbag2, read without ROS.
+"""
+``sensor_msgs/JointState`` messages of one topic of a rosbag2, read without ROS.
 
 The bag is read with ``rosbags`` (MCAP or SQLite 3 storage, a bag directory or a single storage
 file). Each message costs its deserialization and a few appends: the values are gathered in
@@ -19,16 +20,26 @@ _PROGRESS_EVERY = 4096  # messages between two progress callbacks
 
 
 class JointStateGroup:
-    """The messages that share one layout: the same names in the same order, and the same
+    """
+    Messages of one layout.
+
+    The messages that share one layout: the same names in the same order, and the same
     choice of filled velocity and effort arrays.
 
-    Attributes:
-        names: the joint names of these messages, in message order.
-        stamp: ``(n,)`` int64 time of each message [ns]: its header stamp, or the time the bag
-            received it where the stamp is zero.
-        position: ``(n, k)`` positions [rad or m], ``k = len(names)``.
-        velocity: ``(n, k)`` velocities [rad/s or m/s], or ``None`` (the messages had none).
-        effort: ``(n, k)`` efforts [N m or N], or ``None``.
+    Attributes
+    ----------
+    names
+        the joint names of these messages, in message order.
+    stamp
+        ``(n,)`` int64 time of each message [ns]: its header stamp, or the time the bag
+        received it where the stamp is zero.
+    position
+        ``(n, k)`` positions [rad or m], ``k = len(names)``.
+    velocity
+        ``(n, k)`` velocities [rad/s or m/s], or ``None`` (the messages had none).
+    effort
+        ``(n, k)`` efforts [N m or N], or ``None``.
+
     """
 
     def __init__(self, names, has_velocity, has_effort):
@@ -67,13 +78,19 @@ class JointStateGroup:
 
 
 class BagJointStates:
-    """What :func:`read_joint_states` found.
+    """
+    What :func:`read_joint_states` found.
 
-    Attributes:
-        groups: list of :class:`JointStateGroup`.
-        messages: number of messages read on the topic.
-        skipped: reason -> number of messages left out (arrays whose lengths do not match the
-            names, no positions).
+    Attributes
+    ----------
+    groups
+        list of :class:`JointStateGroup`.
+    messages
+        number of messages read on the topic.
+    skipped
+        reason -> number of messages left out (arrays whose lengths do not match the
+        names, no positions).
+
     """
 
     def __init__(self, groups, messages, skipped):
@@ -83,10 +100,14 @@ class BagJointStates:
 
 
 def open_bag(path):
-    """An open ``rosbags`` reader of the rosbag2 at ``path``.
+    """
+    Open a ``rosbags`` reader of the rosbag2 at ``path``.
 
-    Raises:
-        AnalysisError: ``rosbags`` is missing, or ``path`` is not a readable rosbag2.
+    Raises
+    ------
+    AnalysisError
+        ``rosbags`` is missing, or ``path`` is not a readable rosbag2.
+
     """
     import pathlib
     try:
@@ -113,11 +134,15 @@ def open_bag(path):
 
 
 def topic_connections(reader, topic, path=''):
-    """The reader's connections of ``topic``, checked to carry ``sensor_msgs/JointState``.
+    """
+    Return the reader's connections of ``topic``, checked to carry ``sensor_msgs/JointState``.
 
-    Raises:
-        AnalysisError: the topic is absent (the message lists the bag's JointState topics and
-            its other topics) or has another type.
+    Raises
+    ------
+    AnalysisError
+        the topic is absent (the message lists the bag's JointState topics and
+        its other topics) or has another type.
+
     """
     conns = [c for c in reader.connections if c.topic == topic]
     if not conns:
@@ -133,20 +158,29 @@ def topic_connections(reader, topic, path=''):
 
 
 def read_joint_states(path, topic='/joint_states', progress=None):
-    """Every ``sensor_msgs/JointState`` of ``topic`` in the rosbag2 at ``path``.
+    """
+    Every ``sensor_msgs/JointState`` of ``topic`` in the rosbag2 at ``path``.
 
-    Args:
-        path: a bag directory, or a single ``.mcap`` / ``.db3`` file.
-        topic: the joint state topic.
-        progress: ``None`` or a callable ``progress(done, total)`` (message counts), called
-            every few thousand messages and once at the end.
+    Parameters
+    ----------
+    path
+        a bag directory, or a single ``.mcap`` / ``.db3`` file.
+    topic
+        the joint state topic.
+    progress
+        ``None`` or a callable ``progress(done, total)`` (message counts), called
+        every few thousand messages and once at the end.
 
-    Returns:
-        :class:`BagJointStates`.
+    Returns
+    -------
+    :class:`BagJointStates`.
 
-    Raises:
-        AnalysisError: not a rosbag2, no such topic, a topic of another type, or a message
-            that cannot be decoded.
+    Raises
+    ------
+    AnalysisError
+        not a rosbag2, no such topic, a topic of another type, or a message
+        that cannot be decoded.
+
     """
     reader = open_bag(path)
     try:
@@ -200,8 +234,12 @@ def read_joint_states(path, topic='/joint_states', progress=None):
 
 
 class ProgressPrinter:
-    """``progress(done, total)`` that draws a text bar on a stream, at most every 0.5 s and
-    only once reading has taken more than a second (short bags print nothing)."""
+    """
+    Text progress bar for reading a bag.
+
+    ``progress(done, total)`` that draws a text bar on a stream, at most every 0.5 s and
+    only once reading has taken more than a second (short bags print nothing).
+    """
 
     def __init__(self, stream, label='reading', delay=1.0, interval=0.5):
         self.stream = stream

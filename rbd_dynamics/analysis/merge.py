@@ -1,4 +1,5 @@
-"""Recorded joint states merged by name into the model's order, on one time base.
+"""
+Recorded joint states merged by name into the model's order, on one time base.
 
 How a bag's messages become state rows (every step is vectorised over the messages):
 
@@ -29,13 +30,18 @@ DEFAULT_MAX_GAP = 5.0  # sample periods
 
 
 class JointSeries:
-    """One joint's samples from every message that names it, sorted by time.
+    """
+    One joint's samples from every message that names it, sorted by time.
 
-    Attributes:
-        time: ``(n,)`` [s] strictly increasing, relative to the recording's origin.
-        position, velocity, effort: ``(n,)`` values; ``velocity`` / ``effort`` are ``None``
-            where no message carried them, else taken from the messages that did (with their
-            own ``velocity_time`` / ``effort_time``).
+    Attributes
+    ----------
+    time
+        ``(n,)`` [s] strictly increasing, relative to the recording's origin.
+    position, velocity, effort
+        ``(n,)`` values; ``velocity`` / ``effort`` are ``None``
+        where no message carried them, else taken from the messages that did (with their
+        own ``velocity_time`` / ``effort_time``).
+
     """
 
     def __init__(self, time, position, velocity, velocity_time, effort, effort_time):
@@ -49,8 +55,11 @@ class JointSeries:
 
 
 def _sorted_unique(time, value):
-    """Sort samples by time and keep the last of equal times, finite values only (a
-    recording from one publisher is already in order: then nothing is copied)."""
+    """
+    Sort samples by time and keep the last of equal times, finite values only.
+
+    A recording from one publisher is already in order: then nothing is copied.
+    """
     finite = np.isfinite(value)
     if not finite.all():
         time, value = time[finite], value[finite]
@@ -66,13 +75,20 @@ def _sorted_unique(time, value):
 
 
 def joint_series(groups, times, name, continuous=False):
-    """The samples of joint ``name`` from every group that carries it (``None`` if none).
+    """
+    Return the samples of joint ``name`` from every group that carries it (``None`` if none).
 
-    Args:
-        groups: :class:`~.jointstates.JointStateGroup` list.
-        times: ``(n,)`` message times [s] of each group.
-        name: the joint.
-        continuous: unwrap the positions (an angle without limits).
+    Parameters
+    ----------
+    groups
+        :class:`~.jointstates.JointStateGroup` list.
+    times
+        ``(n,)`` message times [s] of each group.
+    name
+        the joint.
+    continuous
+        unwrap the positions (an angle without limits).
+
     """
     parts = {'position': [], 'velocity': [], 'effort': []}
     for group, time in zip(groups, times):
@@ -105,17 +121,27 @@ def joint_series(groups, times, name, continuous=False):
 
 
 class MergedStates:
-    """Joint states on one time base, in the model's order.
+    """
+    Joint states on one time base, in the model's order.
 
-    Attributes:
-        origin_ns: the recording time of ``time == 0`` [ns] (the first row).
-        time: ``(n,)`` row times [s] since ``origin_ns``.
-        segment: ``(n,)`` int segment number of each row (gaps separate segments).
-        q, qd: ``(n, nv)`` positions and velocities; ``qd`` columns of joints without recorded
-            velocities are zero here (see :func:`~.pipeline.state_derivatives`).
-        recorded_velocity: ``(nv,)`` bool, the joint's velocities come from the bag.
-        effort: joint name -> ``(n,)`` recorded effort, for the joints whose messages had some.
-        notes: what was ignored or dropped, one sentence each.
+    Attributes
+    ----------
+    origin_ns
+        the recording time of ``time == 0`` [ns] (the first row).
+    time
+        ``(n,)`` row times [s] since ``origin_ns``.
+    segment
+        ``(n,)`` int segment number of each row (gaps separate segments).
+    q, qd
+        ``(n, nv)`` positions and velocities; ``qd`` columns of joints without recorded
+        velocities are zero here (see :func:`~.pipeline.state_derivatives`).
+    recorded_velocity
+        ``(nv,)`` bool, the joint's velocities come from the bag.
+    effort
+        joint name -> ``(n,)`` recorded effort, for the joints whose messages had some.
+    ``notes``
+        what was ignored or dropped, one sentence each.
+
     """
 
     def __init__(self, origin_ns, time, segment, q, qd, recorded_velocity, effort, notes):
@@ -134,20 +160,30 @@ class MergedStates:
 
 
 def merge_joint_states(groups, model, max_gap=DEFAULT_MAX_GAP, hold=None):
-    """Merge the groups of :func:`~.jointstates.read_joint_states` into the model's order.
+    """
+    Merge the groups of :func:`~.jointstates.read_joint_states` into the model's order.
 
-    Args:
-        groups: :class:`~.jointstates.JointStateGroup` list.
-        model: the :class:`~rbd_dynamics.Model` (1-DoF joints: ``nq == nv``).
-        max_gap: a gap is longer than this many median sample periods.
-        hold: ``{joint: position}`` for joints the bag does not carry, held there at rest.
+    Parameters
+    ----------
+    groups
+        :class:`~.jointstates.JointStateGroup` list.
+    model
+        the :class:`~rbd_dynamics.Model` (1-DoF joints: ``nq == nv``).
+    max_gap
+        a gap is longer than this many median sample periods.
+    hold
+        ``{joint: position}`` for joints the bag does not carry, held there at rest.
 
-    Returns:
-        :class:`MergedStates`.
+    Returns
+    -------
+    :class:`MergedStates`.
 
-    Raises:
-        AnalysisError: none of the model's joints appear, some never appear (and are not
-            held), or fewer than 3 rows remain.
+    Raises
+    ------
+    AnalysisError
+        none of the model's joints appear, some never appear (and are not
+        held), or fewer than 3 rows remain.
+
     """
     hold = dict(hold or {})
     names = model.joint_names
@@ -222,16 +258,24 @@ def merge_joint_states(groups, model, max_gap=DEFAULT_MAX_GAP, hold=None):
 
 
 def _at(time, sample_time, value):
-    """``value`` interpolated linearly at ``time`` (taken as is where the times are the
-    samples' own, as with a single publisher)."""
+    """
+    Interpolate ``value`` linearly at ``time``.
+
+    ``value`` interpolated linearly at ``time`` (taken as is where the times are the
+    samples' own, as with a single publisher).
+    """
     if len(sample_time) == len(time) and np.array_equal(sample_time, time):
         return value
     return np.interp(time, sample_time, value)
 
 
 def _stale(sample_time, time, gap):
-    """``(len(time),)`` bool: rows between two samples further apart than ``gap`` [s] (rows
-    lie within the samples' time span); a row at a sample's own time is never stale."""
+    """
+    Mark the rows that fall in a gap between samples.
+
+    ``(len(time),)`` bool: rows between two samples further apart than ``gap`` [s] (rows
+    lie within the samples' time span); a row at a sample's own time is never stale.
+    """
     if not np.isfinite(gap) or len(sample_time) < 2 or np.diff(sample_time).max() <= gap:
         return np.zeros(len(time), dtype=bool)
     below = np.clip(np.searchsorted(sample_time, time, side='right') - 1, 0,

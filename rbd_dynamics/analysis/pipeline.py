@@ -1,4 +1,5 @@
-"""From merged joint states or a planned trajectory to a :class:`~.report.TorqueTable`.
+"""
+From merged joint states or a planned trajectory to a :class:`~.report.TorqueTable`.
 
 The torques of every state come from one batch call ``rbd.rnea(model, Q, QD, QDD)`` on
 ``(N, nv)`` arrays (the compiled batch kernels for 256 states or more).
@@ -13,10 +14,14 @@ from ..dynamics import rnea
 
 
 def check_model(model):
-    """Joint states and trajectories carry one coordinate per joint: refuse other models.
+    """
+    Joint states and trajectories carry one coordinate per joint: refuse other models.
 
-    Raises:
-        AnalysisError: the model has a multi-DoF (floating or planar) joint in use.
+    Raises
+    ------
+    AnalysisError
+        the model has a multi-DoF (floating or planar) joint in use.
+
     """
     if model.nq != model.nv or model.nv != len(model.joint_names):
         multi = [n for n, k in zip(model.joint_names, getattr(model, 'joint_nv', ()))
@@ -33,16 +38,25 @@ def effort_limits(model):
 
 
 def state_derivatives(merged, window=DEFAULT_WINDOW, order=DEFAULT_ORDER):
-    """Velocities (recorded, or differentiated positions) and accelerations (differentiated
+    """
+    Compute velocities and accelerations of merged joint states.
+
+    Velocities (recorded, or differentiated positions) and accelerations (differentiated
     velocities), segment by segment (never across a gap).
 
-    Args:
-        merged: :class:`~.merge.MergedStates`.
-        window: the Savitzky-Golay window [s].
-        order: the fitted polynomial's degree.
+    Parameters
+    ----------
+    merged
+        :class:`~.merge.MergedStates`.
+    window
+        the Savitzky-Golay window [s].
+    order
+        the fitted polynomial's degree.
 
-    Returns:
-        ``(qd, qdd)``, each ``(n, nv)``.
+    Returns
+    -------
+    ``(qd, qdd)``, each ``(n, nv)``.
+
     """
     qd = merged.qd.copy()
     qdd = np.empty_like(qd)
@@ -57,10 +71,14 @@ def state_derivatives(merged, window=DEFAULT_WINDOW, order=DEFAULT_ORDER):
 
 
 def torque_table(model, time, q, qd, qdd, effort=None, time_label='time [s]'):
-    """The table of states and their ``rnea`` torques (one batch call).
+    """
+    Return the table of states and their ``rnea`` torques (one batch call).
 
-    Raises:
-        AnalysisError: a torque is not finite (states of absurd magnitude overflow).
+    Raises
+    ------
+    AnalysisError
+        a torque is not finite (states of absurd magnitude overflow).
+
     """
     tau = rnea(model, q, qd, qdd)
     finite = np.isfinite(tau).all(axis=1)
@@ -74,23 +92,28 @@ def torque_table(model, time, q, qd, qdd, effort=None, time_label='time [s]'):
 
 
 def bag_table(model, merged, window=DEFAULT_WINDOW, order=DEFAULT_ORDER):
-    """Derivatives and torques of merged joint states (see :func:`state_derivatives`)."""
+    """Compute derivatives and torques of merged joint states (see :func:`state_derivatives`)."""
     qd, qdd = state_derivatives(merged, window, order)
     return torque_table(model, merged.time, merged.q, qd, qdd, merged.effort)
 
 
 def trajectory_table(model, trajectory, hold=None):
-    """The torques at every point of a planned trajectory.
+    """
+    Compute the torques at every point of a planned trajectory.
 
     Joints of the model that the trajectory does not name are held at rest at ``hold[name]``
     (0 where not given); names the model does not have are ignored.
 
-    Returns:
-        ``(table, notes)``: the :class:`~.report.TorqueTable` (``time`` = ``time_from_start``)
-        and sentences about ignored and held joints.
+    Returns
+    -------
+    ``(table, notes)``: the :class:`~.report.TorqueTable` (``time`` = ``time_from_start``)
+    and sentences about ignored and held joints.
 
-    Raises:
-        AnalysisError: no joint of the trajectory is a joint of the model.
+    Raises
+    ------
+    AnalysisError
+        no joint of the trajectory is a joint of the model.
+
     """
     hold = dict(hold or {})
     index = {name: i for i, name in enumerate(model.joint_names)}

@@ -11,17 +11,27 @@ DEFAULT_PLOT_POINTS = 4000
 
 
 class TorqueTable:
-    """States and torques along a recording or a trajectory.
+    """
+    States and torques along a recording or a trajectory.
 
-    Attributes:
-        joint_names: the model's independent joints (the column order).
-        time: ``(n,)`` [s].
-        q, qd, qdd: ``(n, nv)`` positions, velocities, accelerations [rad, rad/s, rad/s^2 or
-            m, m/s, m/s^2].
-        tau: ``(n, nv)`` ``rnea(model, q, qd, qdd)`` [N m or N].
-        effort: joint name -> ``(n,)`` recorded effort [N m or N] (only recorded joints).
-        effort_limits: ``(nv,)`` [N m or N], ``inf`` where unlimited, or ``None`` (unknown).
-        time_label: what ``time`` is, for the plot's axis.
+    Attributes
+    ----------
+    joint_names
+        the model's independent joints (the column order).
+    time
+        ``(n,)`` [s].
+    q, qd, qdd
+        ``(n, nv)`` positions, velocities, accelerations [rad, rad/s, rad/s^2 or
+        m, m/s, m/s^2].
+    tau
+        ``(n, nv)`` ``rnea(model, q, qd, qdd)`` [N m or N].
+    effort
+        joint name -> ``(n,)`` recorded effort [N m or N] (only recorded joints).
+    effort_limits
+        ``(nv,)`` [N m or N], ``inf`` where unlimited, or ``None`` (unknown).
+    time_label
+        what ``time`` is, for the plot's axis.
+
     """
 
     def __init__(self, joint_names, time, q, qd, qdd, tau, effort=None, effort_limits=None,
@@ -53,8 +63,12 @@ class TorqueTable:
             return np.where(np.isfinite(self.effort_limits), peak / self.effort_limits, np.nan)
 
     def first_excess(self):
-        """The first row and joint whose ``|tau|`` exceeds its effort limit: ``(row, joint
-        index)``, or ``None`` (within the limits, or no limits known)."""
+        """
+        Find the first torque beyond its effort limit.
+
+        The first row and joint whose ``|tau|`` exceeds its effort limit: ``(row, joint
+        index)``, or ``None`` (within the limits, or no limits known).
+        """
         if self.effort_limits is None:
             return None
         over = np.abs(self.tau) > self.effort_limits
@@ -67,7 +81,8 @@ class TorqueTable:
 
 
 def write_csv(path, table):
-    """Write the table as CSV: a header line of column names, then one line per row.
+    """
+    Write the table as CSV: a header line of column names, then one line per row.
 
     Rows are formatted a block at a time with one format string (several times faster than
     ``np.savetxt``, which formats row by row).
@@ -87,8 +102,12 @@ def write_csv(path, table):
 
 
 def _envelope(time, values, points):
-    """At most about ``points`` samples that keep each bucket's minimum and maximum, so
-    decimating a long recording for a plot keeps its peaks."""
+    """
+    Decimate a series for a plot, keeping its peaks.
+
+    At most about ``points`` samples that keep each bucket's minimum and maximum, so
+    decimating a long recording for a plot keeps its peaks.
+    """
     n = len(time)
     bucket = int(np.ceil(2 * n / max(points, 2)))
     if bucket <= 1:
@@ -106,11 +125,23 @@ def _envelope(time, values, points):
 
 
 def plot_png(path, table, title='', points=DEFAULT_PLOT_POINTS):
-    """Plot the torques against time, one panel per joint, with the effort limits (dashed) and
+    """
+    Plot the torques against time to a PNG file.
+
+    Plot the torques against time, one panel per joint, with the effort limits (dashed) and
     the recorded efforts; saved as PNG (matplotlib's Agg backend, no display needed).
 
-    Args:
-        points: samples drawn per curve at most (min/max envelope of longer recordings).
+    Parameters
+    ----------
+    path
+        the PNG file to write.
+    table
+        the :class:`TorqueTable` to plot.
+    title
+        the figure's title (empty: ``joint torques``).
+    points
+        samples drawn per curve at most (min/max envelope of longer recordings).
+
     """
     import matplotlib
     matplotlib.use('Agg')
@@ -150,8 +181,12 @@ def plot_png(path, table, title='', points=DEFAULT_PLOT_POINTS):
 
 
 def summary(table):
-    """Per-joint lines: peak ``|tau|`` and when, that peak's share of the effort limit and,
-    for recorded efforts, the RMS of measured minus model effort."""
+    """
+    Summarise the torques joint by joint.
+
+    Per-joint lines: peak ``|tau|`` and when, that peak's share of the effort limit and,
+    for recorded efforts, the RMS of measured minus model effort.
+    """
     width = max([len('joint')] + [len(n) for n in table.joint_names])
     lines = ['%-*s %12s %10s %10s %8s %14s' % (width, 'joint', 'peak |tau|', 'at [s]', 'limit',
                                                'share', 'rms(meas-tau)')]

@@ -1,4 +1,7 @@
-"""A planned ``trajectory_msgs/JointTrajectory`` saved as YAML, the way
+"""
+Planned trajectories read from YAML.
+
+A planned ``trajectory_msgs/JointTrajectory`` saved as YAML, the way
 ``ros2 topic echo --once /topic trajectory_msgs/msg/JointTrajectory`` prints it::
 
     header:
@@ -24,13 +27,20 @@ _FIELDS = ('positions', 'velocities', 'accelerations', 'effort')
 
 
 class PlannedTrajectory:
-    """The points of a trajectory as arrays, in the message's joint order.
+    """
+    The points of a trajectory as arrays, in the message's joint order.
 
-    Attributes:
-        joint_names: the message's joints.
-        time: ``(n,)`` ``time_from_start`` of each point [s].
-        positions, velocities, accelerations: ``(n, k)``.
-        effort: ``(n, k)`` or ``None`` when the points carry no effort.
+    Attributes
+    ----------
+    joint_names
+        the message's joints.
+    time
+        ``(n,)`` ``time_from_start`` of each point [s].
+    positions, velocities, accelerations
+        ``(n, k)``.
+    effort
+        ``(n, k)`` or ``None`` when the points carry no effort.
+
     """
 
     def __init__(self, joint_names, time, positions, velocities, accelerations, effort):
@@ -65,13 +75,17 @@ def _row(point, field, k, where):
 
 
 def parse_trajectory(document, source='the trajectory'):
-    """Check a loaded YAML document and turn it into a :class:`PlannedTrajectory`.
+    """
+    Check a loaded YAML document and turn it into a :class:`PlannedTrajectory`.
 
     Every point needs positions, velocities and accelerations for every joint of
     ``joint_names``; ``effort`` may be empty. Times must increase.
 
-    Raises:
-        AnalysisError: the document is not a JointTrajectory (the message says what is wrong).
+    Raises
+    ------
+    AnalysisError
+        the document is not a JointTrajectory (the message says what is wrong).
+
     """
     if not isinstance(document, dict) or 'joint_names' not in document \
             or 'points' not in document:
@@ -108,10 +122,14 @@ def parse_trajectory(document, source='the trajectory'):
 
 
 def read_trajectory(path):
-    """Read a JointTrajectory YAML file (see the module docstring).
+    """
+    Read a JointTrajectory YAML file (see the module docstring).
 
-    Raises:
-        AnalysisError: unreadable, not YAML, or not a JointTrajectory.
+    Raises
+    ------
+    AnalysisError
+        unreadable, not YAML, or not a JointTrajectory.
+
     """
     try:
         import yaml

@@ -1,4 +1,5 @@
-"""The demo: the bundled arm in MuJoCo, driven by the rbd_dynamics node, over real ROS 2 topics.
+"""
+The demo: the bundled arm in MuJoCo, driven by the rbd_dynamics node, over real ROS 2 topics.
 
     python -m rbd_dynamics.ros.demo [--seconds 10] [--out demo_output]
         [--description robot.urdf.xacro [name:=value ...]]
@@ -34,8 +35,12 @@ SENSOR_FRAME = 'ft_frame'
 
 
 class Robot:
-    """What the demo runs: the URDF text, joints, start and swing of each joint, and whether
-    it has the wrist sensor frame."""
+    """
+    The robot the demo drives.
+
+    What the demo runs: the URDF text, joints, start and swing of each joint, and whether
+    it has the wrist sensor frame.
+    """
 
     def __init__(self, urdf, joints, center, amplitude, sensor):
         self.urdf = urdf
@@ -46,7 +51,7 @@ class Robot:
 
 
 def _robot(description, xacro_args):
-    """The bundled arm, or the robot of a description file."""
+    """Return the bundled arm, or the robot of a description file."""
     import rbd_dynamics as rbd
     from rbd_dynamics.urdf import read_description_file
     from ..resources import demo_urdf_path

@@ -1,4 +1,5 @@
-"""``rbd_dynamics_sim``: a simulated robot driver on MuJoCo, for closed-loop tests and the demo.
+"""
+``rbd_dynamics_sim``: a simulated robot driver on MuJoCo, for closed-loop tests and the demo.
 
 It plays the part of a robot driver with a ros2_control effort ``forward_command_controller``:
 it publishes ``joint_states``, takes ``effort_commands`` (``std_msgs/Float64MultiArray`` in
@@ -21,8 +22,8 @@ interface in place of the forward command controller (``controller: joint_trajec
 
 import math
 
-import numpy as np
 from geometry_msgs.msg import WrenchStamped
+import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -31,26 +32,35 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
+from .spinning import run
 from .. import mujoco_model
 from ..resources import demo_urdf_path
 from ..trajectory_controller import Pid, Trajectory
 from ..urdf import parse_urdf
-from .spinning import run
 
 CONTROLLERS = ('forward_command', 'joint_trajectory')
 
 
 def per_joint(name, values, joints, default):
-    """A parameter given per joint (or one value for all) as ``(n,)`` floats.
+    """
+    Read a parameter given per joint (or one value for all) as ``(n,)`` floats.
 
-    Args:
-        name: parameter name, for the message.
-        values: the parameter's list: empty (``default``), one value, or one per joint.
-        joints: the joint names, in order.
-        default: ``(n,)`` values used when ``values`` is empty.
+    Parameters
+    ----------
+    name
+        parameter name, for the message.
+    values
+        the parameter's list: empty (``default``), one value, or one per joint.
+    joints
+        the joint names, in order.
+    default
+        ``(n,)`` values used when ``values`` is empty.
 
-    Raises:
-        ValueError: another length, or a value that is not finite.
+    Raises
+    ------
+    ValueError
+        another length, or a value that is not finite.
+
     """
     if len(values) == 0:
         return np.array(default, dtype=float)
@@ -64,7 +74,8 @@ def per_joint(name, values, joints, default):
 
 
 def joint_drives(desc, joints, viscous=(), coulomb=(), armature=()):
-    """Joint name -> ``(viscous, coulomb, armature)`` for the MuJoCo model.
+    """
+    Joint name -> ``(viscous, coulomb, armature)`` for the MuJoCo model.
 
     The lists are per joint of ``joints``, as the node's ``drive.*`` parameters are: a
     master's value is the whole drive of the master and its mimic joints, so it goes on the
@@ -72,13 +83,20 @@ def joint_drives(desc, joints, viscous=(), coulomb=(), armature=()):
     its own URDF value (the equality constraint reflects a mimic's onto its master), and the
     armature is zero.
 
-    Args:
-        desc: the parsed :class:`~rbd_dynamics.description.Description`.
-        joints: independent joints the lists follow.
-        viscous, coulomb, armature: empty, one value, or one per joint.
+    Parameters
+    ----------
+    desc
+        the parsed :class:`~rbd_dynamics.description.Description`.
+    joints
+        independent joints the lists follow.
+    viscous, coulomb, armature
+        empty, one value, or one per joint.
 
-    Raises:
-        ValueError: a list of another length, or a value that is not finite.
+    Raises
+    ------
+    ValueError
+        a list of another length, or a value that is not finite.
+
     """
     own = {n: (j.damping, j.friction) for n, j in desc.joints.items()}
     given = {'drive.viscous': viscous, 'drive.coulomb': coulomb, 'drive.armature': armature}
@@ -324,8 +342,12 @@ class SimDriver(Node):
             self.create_timer(self.period, self._tick)
 
     def _trajectory(self, msg, now, q, qd):
-        """The :class:`Trajectory` of ``msg`` over every joint of ``joints``: joints the
-        message leaves out hold their position at receipt."""
+        """
+        Build the trajectory of a message over every joint.
+
+        The :class:`Trajectory` of ``msg`` over every joint of ``joints``: joints the
+        message leaves out hold their position at receipt.
+        """
         names = list(msg.joint_names)
         unknown = [n for n in names if n not in self.joints]
         if unknown or len(set(names)) != len(names) or not names:
@@ -357,7 +379,7 @@ class SimDriver(Node):
                           field('effort', zeros), now=now, q=q, qd=qd)
 
     def _control(self):
-        """The trajectory controller's effort for the current state, applied."""
+        """Apply the trajectory controller's effort for the current state."""
         d = self.data
         q_ref, qd_ref, _, effort = self.trajectory.sample(d.time)
         error = q_ref - d.qpos[self.command_qpos]
