@@ -224,6 +224,21 @@ def trajectory_message(model, with_effort, duration=2.0, step=0.02):
     return msg
 
 
+def low_trajectory_gains(model):
+    """
+    Return the trajectory controller's parameters with PID gains far too low to hold the arm.
+
+    The gains are critically damped at 10 rad/s on the diagonal of the mass matrix at Q0.
+    """
+    order = [model.joint_names.index(n) for n in JOINTS]
+    q0 = np.empty(model.nv)
+    q0[order] = Q0
+    inertia = np.array([rbd.rnea(model, q0, np.zeros(model.nv), np.eye(model.nv)[j])[j]
+                        - rbd.gravity_torques(model, q0)[j] for j in order])
+    return {'controller': 'joint_trajectory', 'jtc.p': (100.0 * inertia).tolist(),
+            'jtc.d': (20.0 * inertia).tolist()}
+
+
 def test_trajectory_controller_follows_with_the_model_effort(sims, model):
     """
     Trajectory controller follows with the model effort.
@@ -231,14 +246,7 @@ def test_trajectory_controller_follows_with_the_model_effort(sims, model):
     Low PID gains: with the points' effort from ``rnea`` the arm tracks the swing; on its
     PID alone it sags and lags.
     """
-    # critically damped at 10 rad/s on the diagonal of the mass matrix at Q0
-    order = [model.joint_names.index(n) for n in JOINTS]
-    q0 = np.empty(model.nv)
-    q0[order] = Q0
-    inertia = np.array([rbd.rnea(model, q0, np.zeros(model.nv), np.eye(model.nv)[j])[j]
-                        - rbd.gravity_torques(model, q0)[j] for j in order])
-    gains = {'controller': 'joint_trajectory', 'jtc.p': (100.0 * inertia).tolist(),
-             'jtc.d': (20.0 * inertia).tolist()}
+    gains = low_trajectory_gains(model)
     runs = {}
     for with_effort in (True, False):
         runs[with_effort] = sims('/jtc_%s' % with_effort, gains)

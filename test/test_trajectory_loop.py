@@ -12,23 +12,14 @@ import pytest
 pytest.importorskip('mujoco')
 rclpy = pytest.importorskip('rclpy')
 
-import rbd_dynamics as rbd  # noqa: E402
 from ros_helpers import NodeProcess  # noqa: E402
-from test_sim_driver import (JOINTS, positions, Q0, sims, stamp, swing,  # noqa: E402, F401
-                             trajectory_message)
+from test_sim_driver import (low_trajectory_gains, positions, sims, stamp,  # noqa: E402, F401
+                             swing, trajectory_message)
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
 
 def test_filled_efforts_track_ten_times_better(sims, model, urdf):  # noqa: F811
-    # critically damped at 10 rad/s on the diagonal of the mass matrix at Q0: gains far too
-    # low to hold the arm against gravity on their own
-    order = [model.joint_names.index(n) for n in JOINTS]
-    q0 = np.empty(model.nv)
-    q0[order] = Q0
-    inertia = np.array([rbd.rnea(model, q0, np.zeros(model.nv), np.eye(model.nv)[j])[j]
-                        - rbd.gravity_torques(model, q0)[j] for j in order])
-    gains = {'controller': 'joint_trajectory', 'jtc.p': (100.0 * inertia).tolist(),
-             'jtc.d': (20.0 * inertia).tolist()}
+    gains = low_trajectory_gains(model)
     node = NodeProcess({'robot_description': urdf}, '/jtc_node',
                        extra_args=['-r', '~/trajectory_with_effort:=/jtc_node/joint_trajectory'])
     try:
