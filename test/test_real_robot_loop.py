@@ -196,7 +196,9 @@ def test_tare_removes_the_sensor_bias(loop, model, urdf):
             if k is not None and start <= t[k] <= end:
                 expected = rbd.gravity_torques(model, q[k][order])[back]
                 out.append(np.abs(np.asarray(msg.effort) - expected).max())
-        assert len(out) > 100, (len(out), run.logs())
+        # the observer is outside the lockstep: on a loaded machine it answers a share of
+        # the states only (the newest of each wake-up), enough to compare
+        assert len(out) > 20, (len(out), run.logs())
         return np.array(out)
 
     assert gravity_errors(0.5, 1.0).min() > 0.1  # the bias is taken for a contact
