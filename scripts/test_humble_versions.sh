@@ -12,8 +12,13 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${RBD_HUMBLE_VENV:-$repo/.venv-humble}"
 
 python=""
+# (a pyenv shim is found on PATH but refuses to run when 3.10 is not a selected version: run
+# each candidate to know)
 for cand in "${RBD_PYTHON310:-}" python3.10 "$HOME"/.pyenv/versions/3.10*/bin/python3.10; do
-  if [ -n "$cand" ] && command -v "$cand" >/dev/null 2>&1; then python="$cand"; break; fi
+  if [ -n "$cand" ] && "$cand" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 10))' \
+      >/dev/null 2>&1; then
+    python="$cand"; break
+  fi
 done
 if [ -z "$python" ]; then
   echo "[humble] no python3.10 here: the run on Humble's versions is skipped"
