@@ -86,9 +86,13 @@ echo "[colcon] installed node: model built, clean exit on SIGINT"
 # RBD_COLCON_TESTS="" runs all of it here too, a pytest -k expression a subset).
 selection="${RBD_COLCON_TESTS-flake8 or pep257 or copyright or package_xml or xacro or leniency or urdf_parser_py or command_line}"
 echo "[colcon] colcon test${selection:+ (pytest -k '$selection')}"
+# colcon's interpreter reaches the ROS environment's packages through a .pth line, which does
+# not make it read that environment's own .pth files (Pinocchio's cmeel prefix): test modules
+# needing those skip here, so the skip rule of CI=true (test/conftest.py) stays with the suite.
 if [ -n "$selection" ]; then
-  colcon test --event-handlers console_direct- --pytest-args -k "$selection" >"$ws/test.log" 2>&1 || true
+  env -u CI colcon test --event-handlers console_direct- --pytest-args -k "$selection" \
+    >"$ws/test.log" 2>&1 || true
 else
-  colcon test --event-handlers console_direct- >"$ws/test.log" 2>&1 || true
+  env -u CI colcon test --event-handlers console_direct- >"$ws/test.log" 2>&1 || true
 fi
 colcon test-result --verbose || { tail -50 "$ws/test.log"; exit 1; }
