@@ -151,7 +151,9 @@ def test_clamped_commands_stay_within_the_limits(loop, model):
     assert t[-1] >= 1.5, run.logs()
     assert spin_until(run, saturated), run.logs()
     sent = np.array([m.data for m in commands])
-    assert len(sent) > 1000
+    # the test's subscription may match after the loop has started (a fresh clone's CI saw
+    # 712 of 1500); the simulator's own log below covers every command it received
+    assert len(sent) > 300
     assert np.all(np.abs(sent) <= np.array(LIMITS) + 1e-9), np.abs(sent).max(axis=0)
     assert np.any(np.isclose(np.abs(sent), LIMITS, rtol=0, atol=1e-9))  # held at a limit
     # the simulated drive, with the same limits, never had to clamp anything
