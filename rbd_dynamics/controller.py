@@ -200,6 +200,11 @@ class Setup:
         """Model-order torques ``(..., nv)`` in output order."""
         return tau if self.reorder is None else tau[..., self.reorder]
 
+    def drive_torques(self, qd, qdd):
+        """Drive torques ``(..., nv)`` with this setup's coefficients, model order."""
+        return drive_torques(qd, qdd, self.viscous, self.coulomb, self.armature,
+                             self.config.coulomb_velocity)
+
 
 class Sensor:
     """
@@ -331,8 +336,7 @@ class Controller:
         """Drive torques ``(nv,)`` at the commanded acceleration, model order."""
         if setup.drive_desired_velocity and desired is not None and desired.qd is not None:
             qd = np.where(desired.mask, desired.qd, qd)
-        return drive_torques(qd, qdd, setup.viscous, setup.coulomb, setup.armature,
-                             setup.config.coulomb_velocity)
+        return setup.drive_torques(qd, qdd)
 
     def wrenches(self, setup, q, qd, qdd, now_ns):
         """
@@ -457,8 +461,7 @@ class Controller:
         qdd[:, rows] = accelerations
         tau = rnea(setup.model, q, qd, qdd)
         if setup.drive_on:
-            tau += drive_torques(qd, qdd, setup.viscous, setup.coulomb, setup.armature,
-                                 setup.config.coulomb_velocity)
+            tau += setup.drive_torques(qd, qdd)
         efforts = tau[:, rows]
         if not np.isfinite(efforts).all():
             raise ValueError('the efforts of the trajectory are not finite')
