@@ -476,31 +476,25 @@ class DynamicsNode(Node):
                 merger = JointStateMerger(model.joint_names)
                 if previous is not None:
                     merger.adopt(previous[1])
+                # Said before the swap: a torque of the new model is never seen ahead of the
+                # lines that announce it.
+                self._announce(log, source, previous, setup, payload_notes)
                 self._compiling = True  # (compiled below)
                 self._active = (setup, merger)
                 self._model_text = (text, params)
+                self._model_source = source
+                self._model_error = ''
         except Exception as exc:  # an unusable description must never stop the node
-            self._counts['descriptions_rejected'] += 1
-            self._model_error = '%s: %s' % (type(exc).__name__, exc)
             kept = ('; keeping the model of %s' % self._model_source if self._active is not None
                     else '; no model yet, nothing is published')
             log.error('robot description from %s rejected: %s%s' % (source, exc, kept))
+            self._counts['descriptions_rejected'] += 1
+            self._model_error = '%s: %s' % (type(exc).__name__, exc)
             return
         finally:
             if generation == self._generation:
                 self._building = ''
-        self._model_error = ''
         try:
-            if previous is not None:
-                change = describe_change(previous[0].model, model)
-                log.warning('robot description from %s replaces the model in use (of %s): %s'
-                            % (source, self._model_source, change or 'same joints and mass'))
-            self._model_source = source
-            for note in list(model.warnings) + payload_notes:
-                log.warning('robot description: %s (accepted)' % note)
-            log.info('model %r from %s: %d joints, %d links; output joints: %s'
-                     % (model.name, source, model.nv, len(model.link_names),
-                        ', '.join(setup.joints)))
             # Torques flow from now on, on the NumPy path (the newest joint state, then a pause
             # of NUMPY_PATH_PAUSE); the compiled path takes over when it is built. Loaded from
             # numba's disk cache that is a fraction of a second; the first start on a machine
@@ -517,6 +511,19 @@ class DynamicsNode(Node):
         # milliseconds every so often.
         gc.collect()
         gc.freeze()
+
+    def _announce(self, log, source, previous, setup, payload_notes):
+        """Log what a new model of ``source`` is and, over ``previous``, what it changes."""
+        model = setup.model
+        if previous is not None:
+            change = describe_change(previous[0].model, model)
+            log.warning('robot description from %s replaces the model in use (of %s): %s'
+                        % (source, self._model_source, change or 'same joints and mass'))
+        for note in list(model.warnings) + payload_notes:
+            log.warning('robot description: %s (accepted)' % note)
+        log.info('model %r from %s: %d joints, %d links; output joints: %s'
+                 % (model.name, source, model.nv, len(model.link_names),
+                    ', '.join(setup.joints)))
 
     def _payloads_onto(self, model):
         """
