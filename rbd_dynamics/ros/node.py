@@ -268,6 +268,7 @@ class DynamicsNode(Node):
             return SetParametersResult(successful=True)
         effects = {self._specs[name].effect for name in changed}
         config = Config.from_parameters(pending)
+        checked = None  # the new model, when a change that rebuilds it was checked here
         with self._setup_lock:
             active = self._active
             model = active[0].model if active is not None else None
@@ -283,7 +284,8 @@ class DynamicsNode(Node):
                 text = pending['robot_description'] or self._topic_description
                 try:
                     if text:  # (none: the model in use stays until the topic brings one)
-                        Setup(_node_model(text, pending), config)
+                        checked = _node_model(text, pending)
+                        Setup(checked, config)
                 except Exception as exc:  # (any reason a description is refused)
                     return self._reject_parameters('%s: %s' % (type(exc).__name__, exc))
             new_active = None
@@ -310,7 +312,7 @@ class DynamicsNode(Node):
                 self._apply_sensor(sensor)
         rebuild = sorted(n for n in changed if self._specs[n].effect == parameters.MODEL)
         if rebuild:
-            self._request_model('a parameter change (%s)' % ', '.join(rebuild))
+            self._request_model('a parameter change (%s)' % ', '.join(rebuild), checked)
         return SetParametersResult(successful=True)
 
     def _reject_parameters(self, reason):
@@ -442,8 +444,12 @@ class DynamicsNode(Node):
             return
         self._request_model('the robot_description topic')
 
-    def _request_model(self, source):
-        """Build the model of the current description on the worker thread."""
+    def _request_model(self, source, model=None):
+        """
+        Build the model of the current description on the worker thread.
+
+        ``model``, when given, is that model, already parsed with the current parameters.
+        """
         text = self._p['robot_description'] or self._topic_description
         if text is None:
             return
@@ -460,12 +466,14 @@ class DynamicsNode(Node):
             return
         self._generation += 1
         self._building = source
-        self._builder.submit(self._build_model, self._generation, source, text, model_params)
+        self._builder.submit(self._build_model, self._generation, source, text, model_params,
+                             model)
 
-    def _build_model(self, generation, source, text, params):
+    def _build_model(self, generation, source, text, params, model=None):
         log = self.get_logger()
         try:
-            model = _node_model(text, params)  # compiled below, once the model is in use
+            if model is None:
+                model = _node_model(text, params)  # compiled below, once the model is in use
             with self._setup_lock:
                 if generation != self._generation:
                     return  # a newer description is on its way
