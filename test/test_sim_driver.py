@@ -15,6 +15,9 @@ import pytest
 pytest.importorskip('mujoco')
 rclpy = pytest.importorskip('rclpy')
 WrenchStamped = pytest.importorskip('geometry_msgs.msg').WrenchStamped
+diagnostic_msgs = pytest.importorskip('diagnostic_msgs.msg')
+DiagnosticArray = diagnostic_msgs.DiagnosticArray
+DiagnosticStatus = diagnostic_msgs.DiagnosticStatus
 
 import rbd_dynamics as rbd  # noqa: E402
 from rbd_dynamics import mujoco_model  # noqa: E402
@@ -61,6 +64,12 @@ class Sim:
         self.node.create_subscription(JointState, 'joint_states', self._on_state, 5000)
         self.node.create_subscription(WrenchStamped, 'ft_sensor/wrench', self.wrenches.append,
                                       5000)
+        self.diagnostics = []  # this driver's statuses on /diagnostics
+        self.node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics, 10)
+
+    def _on_diagnostics(self, msg):
+        name = '%s/rbd_dynamics_sim: simulation' % self.node.get_namespace()
+        self.diagnostics += [status for status in msg.status if status.name == name]
 
     def _on_state(self, msg):
         self.states.append(msg)
@@ -116,6 +125,10 @@ def wrench(msg):
     return np.array([f.x, f.y, f.z, t.x, t.y, t.z])
 
 
+def diagnostic_values(status):
+    return {kv.key: kv.value for kv in status.values}
+
+
 def test_effort_limits_clamp_the_commands(sims, model):
     limits = model.effort_limits[[model.joint_names.index(n) for n in JOINTS]]
     command = np.array([500.0, -500.0, 10.0, 200.0, -120.0, 39.0, -41.0, 100.0])
@@ -129,6 +142,21 @@ def test_effort_limits_clamp_the_commands(sims, model):
     np.testing.assert_array_equal(efforts(free.states[-1]), command)
     assert 'effort clamped to the limits on joint1, joint2, joint4, joint5, joint7, ' \
         'left_finger_joint' in clamping.proc.log()
+    # and, as a driver does, on /diagnostics (the test keeps commanding meanwhile)
+    clamping.spin_until(lambda: any(status.level == DiagnosticStatus.WARN
+                                    for status in clamping.diagnostics), 10.0)
+    free.spin_until(lambda: any(int(diagnostic_values(status)['effort commands']) > 0
+                                for status in free.diagnostics), 10.0)
+    warn = [status for status in clamping.diagnostics if status.level != DiagnosticStatus.OK][0]
+    ok = free.diagnostics[-1]
+    assert 'commands clamped to the effort limits (joint1, joint2, joint4, joint5, joint7, ' \
+        'left_finger_joint)' in warn.message, warn.message
+    values = diagnostic_values(warn)
+    assert int(values['clamped commands']) == int(values['effort commands']) > 0, values
+    assert (ok.level, ok.message) == (DiagnosticStatus.OK, 'running'), ok
+    assert all(status.level == DiagnosticStatus.OK for status in free.diagnostics)
+    values = diagnostic_values(ok)
+    assert values['clamped commands'] == '0' and int(values['effort commands']) > 0, values
 
 
 def test_wrench_bias_is_in_every_reading(sims, urdf):

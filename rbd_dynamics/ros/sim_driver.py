@@ -18,10 +18,14 @@ commands (``effort_limits``), a payload grasped at a given time (``payload.*``),
 force/torque sensor (``wrench_bias``), and a JointTrajectoryController stand-in on an effort
 interface in place of the forward command controller (``controller: joint_trajectory``, see
 :mod:`rbd_dynamics.trajectory_controller`).
+
+Like a driver, it reports on ``/diagnostics`` once a second: simulated time, commands taken,
+refused and clamped (with the joints clamped), the payload and the sensor bias.
 """
 
 import math
 
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import WrenchStamped
 import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor
@@ -39,6 +43,7 @@ from ..trajectory_controller import Pid, Trajectory
 from ..urdf import parse_urdf
 
 CONTROLLERS = ('forward_command', 'joint_trajectory')
+DIAGNOSTIC_PERIOD = 1.0  # s, wall clock
 
 
 def per_joint(name, values, joints, default):
@@ -132,8 +137,12 @@ class SimDriver(Node):
                              % (unknown, ', '.join(n for n in moving if n not in mimic)))
         self.joints = joints
         self.payload = None
+        self.payload_note = 'none'
         if p['payload.link']:
             self.payload = (p['payload.mass'], p['payload.com'], p['payload.inertia'])
+            self.payload_link = p['payload.link']
+            self.payload_note = '%g kg on %s at t = %g s (not yet)' % (
+                p['payload.mass'], p['payload.link'], p['payload.attach_time'])
             self.payload_time = p['payload.attach_time']
         self.model, _ = mujoco_model.load(
             urdf, gravity=p['gravity'], timestep=p['timestep'],
@@ -185,6 +194,8 @@ class SimDriver(Node):
         self.commands = 0
         self.rejected = 0
         self.clamped = 0
+        self.clamped_joints = set()  # since the last diagnostics report
+        self.reported = (0, 0)  # (clamped, rejected) counts at the last report
         self.trajectories = 0
         self.trajectories_rejected = 0
         self._waiting = None
@@ -192,6 +203,7 @@ class SimDriver(Node):
 
         self.pub_state = self.create_publisher(JointState, 'joint_states', 10)
         self.pub_clock = self.create_publisher(Clock, '/clock', 10)
+        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self.pub_wrench = (self.create_publisher(WrenchStamped, p['wrench_topic'], 10)
                            if self.wrench_frame else None)
         if self.trajectory_control:
@@ -205,6 +217,7 @@ class SimDriver(Node):
             self._waiting = self.create_timer(0.1, self._publish_initial)
         else:
             self.create_timer(self.period, self._tick)
+        self.create_timer(DIAGNOSTIC_PERIOD, self._publish_diagnostics)
         self.get_logger().info(
             'simulating %d joints at %g Hz (%s, %s), commands in order: %s'
             % (len(names), 1.0 / self.period, 'lockstep' if self.lockstep else 'timer',
@@ -320,6 +333,7 @@ class SimDriver(Node):
         if np.any(clamped != values):
             self.clamped += 1
             over = [n for n, a, b in zip(self.joints, clamped, values) if a != b]
+            self.clamped_joints.update(over)
             self.get_logger().warning('effort clamped to the limits on %s (%d commands so '
                                       'far)' % (', '.join(over), self.clamped),
                                       throttle_duration_sec=2.0)
@@ -378,6 +392,40 @@ class SimDriver(Node):
                           field('velocities', zeros), field('accelerations', zeros),
                           field('effort', zeros), now=now, q=q, qd=qd)
 
+    def _publish_diagnostics(self):
+        """One status: WARN while commands are clamped or refused, OK otherwise."""
+        clamped = self.clamped - self.reported[0]
+        rejected = self.rejected + self.trajectories_rejected - self.reported[1]
+        self.reported = (self.clamped, self.rejected + self.trajectories_rejected)
+        status = DiagnosticStatus(name='%s: simulation' % self.get_fully_qualified_name(),
+                                  hardware_id='mujoco')
+        problems = []
+        if clamped:
+            problems.append('%d commands clamped to the effort limits (%s)'
+                            % (clamped, ', '.join(n for n in self.joints
+                                                  if n in self.clamped_joints)))
+        if rejected:
+            problems.append('%d commands refused' % rejected)
+        status.level = DiagnosticStatus.WARN if problems else DiagnosticStatus.OK
+        status.message = '; '.join(problems) or 'running'
+        values = [
+            ('simulated time', '%.3f s' % self.data.time),
+            ('effort commands', str(self.commands)),
+            ('refused commands', str(self.rejected)),
+            ('clamped commands', str(self.clamped)),
+            ('joints clamped since the last report',
+             ', '.join(n for n in self.joints if n in self.clamped_joints) or 'none'),
+            ('trajectories', str(self.trajectories)),
+            ('refused trajectories', str(self.trajectories_rejected)),
+            ('payload', self.payload_note),
+            ('wrench bias', ' '.join('%g' % v for v in self.wrench_bias)),
+        ]
+        status.values = [KeyValue(key=k, value=v) for k, v in values]
+        self.clamped_joints = set()
+        array = DiagnosticArray(status=[status])
+        array.header.stamp = self.get_clock().now().to_msg()
+        self.pub_diag.publish(array)
+
     def _control(self):
         """Apply the trajectory controller's effort for the current state."""
         d = self.data
@@ -390,6 +438,8 @@ class SimDriver(Node):
     def _attach_payload(self):
         if self.payload is not None and self.data.time >= self.payload_time - 1e-9:
             mujoco_model.set_payload(self.model, *self.payload)
+            self.payload_note = '%g kg on %s since t = %.3f s' % (
+                self.payload[0], self.payload_link, self.data.time)
             self.get_logger().info('payload of %g kg attached at t = %.3f s'
                                    % (self.payload[0], self.data.time))
             self.payload = None
