@@ -4,8 +4,9 @@ Every performance target with its figure and verdict, from the benchmarks' JSON 
 
     python benchmarks/summary.py [--results benchmarks/results]
 
-Reads ``library.json`` (bench_library.py), ``node.json`` (bench_node.py all) and ``soak.json``
-(bench_node.py soak); a missing file is reported as not measured. Exit code 0 when every target
+Reads ``library.json`` (bench_library.py), ``node.json`` (bench_node.py all), ``soak.json``
+(bench_node.py soak) and ``bag.json`` (bench_bag.py); a missing file is reported as not
+measured. Exit code 0 when every target
 was measured and met.
 """
 
@@ -26,7 +27,7 @@ def load(directory, name):
         return json.load(stream)
 
 
-def targets(library, node, soak):
+def targets(library, node, soak, bag=None):
     """Return the ``(what, measured, met)`` rows; ``met`` is None when the figure is missing."""
     rows = []
     for case, target in (('rnea, 7-DoF arm (panda)', '<= 1.0x pin.rnea'),
@@ -91,6 +92,17 @@ def targets(library, node, soak):
                      report['rss_growth_mb'] <= RSS_FLAT_MB and report['exit_code'] == 0))
     else:
         rows.append(('node RSS flat after 10 min at 1 kHz', '-', None))
+    if bag:
+        what = '%.0f-minute recording at %g Hz' % (bag['duration_s'] / 60.0, bag['rate_hz'])
+        rows.append(('bag tool, %s: whole tool <= 3x the reader alone' % what,
+                     '%.2fx (%.1f vs %.1f s)' % (bag['ratio'], bag['tool_s'][0],
+                                                 bag['reference_s'][0]),
+                     bag['ratio'] <= 3.0))
+        rows.append(('bag tool, %s: RNEA stage >= 1 million states/s' % what,
+                     '%.2f million/s' % (bag['rnea_states_per_s'] / 1e6),
+                     bag['rnea_states_per_s'] >= 1e6))
+    else:
+        rows.append(('bag tool on a one-hour recording', '-', None))
     return rows
 
 
@@ -99,7 +111,7 @@ def main():
     parser.add_argument('--results', default=os.path.join(HERE, 'results'))
     args = parser.parse_args()
     rows = targets(load(args.results, 'library.json'), load(args.results, 'node.json'),
-                   load(args.results, 'soak.json'))
+                   load(args.results, 'soak.json'), load(args.results, 'bag.json'))
     width = max(len(what) for what, _, _ in rows)
     for what, measured, met in rows:
         verdict = {True: 'PASS', False: 'FAIL', None: 'NOT MEASURED'}[met]

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Set everything up (scripts/setup_env.sh) and run the benchmarks: the library against
-# Pinocchio, the node against a bare rclpy relay (latency, drops, start-up) and a soak; then
-# print every target with its figure and verdict (benchmarks/summary.py).
+# Pinocchio, the node against a bare rclpy relay (latency, drops, start-up), a soak, and the
+# offline bag tool against the bag reader alone; then print every target with its figure and
+# verdict (benchmarks/summary.py).
 #
-#   bash scripts/bench.sh           about 20 minutes (the soak alone takes 10)
-#   bash scripts/bench.sh --quick   about 5 minutes: shorter blocks, a 2-minute soak
+#   bash scripts/bench.sh           about 25 minutes (the soak alone takes 10)
+#   bash scripts/bench.sh --quick   about 6 minutes: shorter blocks, a 2-minute soak, a
+#                                   10-minute recording
 #
 # Results (JSON) go to benchmarks/results/. Benchmarks are not tests: run them on a quiet
 # machine; every figure is a ratio against a reference measured in the same run.
@@ -14,7 +16,8 @@ venv="${RBD_VENV:-$repo/.venv}"
 bash "$repo/scripts/setup_env.sh"
 cd "$repo"
 quick=()
-[ "${1:-}" = "--quick" ] && quick=(--quick)
+bag=(--duration 3600)
+[ "${1:-}" = "--quick" ] && quick=(--quick) && bag=(--duration 600)
 # DDS traffic stays on this machine, in a domain of its own
 export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-$((1 + $$ % 100))}"
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
@@ -22,4 +25,5 @@ py="$venv/bin/python"
 "$py" benchmarks/bench_library.py "${quick[@]}"
 "$py" benchmarks/bench_node.py all "${quick[@]}"
 "$py" benchmarks/bench_node.py soak "${quick[@]}"
+"$py" benchmarks/bench_bag.py "${bag[@]}" --out benchmarks/results/bag.json
 exec "$py" benchmarks/summary.py
