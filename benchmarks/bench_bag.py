@@ -140,7 +140,7 @@ def tool_stages(path, model, out_dir):
     qd, qdd = timed('differentiate', pipeline.state_derivatives, merged)
     tau = timed('RNEA (batch)', rbd.rnea, model, merged.q, qd, qdd)
     table = report.TorqueTable(model.joint_names, merged.time, merged.q, qd, qdd, tau,
-                               merged.effort, pipeline.effort_limits(model))
+                               merged.effort, model.effort_limits)
     timed('write CSV', report.write_csv, os.path.join(out_dir, report.CSV_NAME), table)
     timed('plot PNG', report.plot_png, os.path.join(out_dir, report.PNG_NAME), table)
     return times, len(table.time)

@@ -17,6 +17,7 @@ import rbd_dynamics as rbd
 from rbd_dynamics.analysis import cli
 from rbd_dynamics.analysis.differentiate import savgol_derivative
 from rbd_dynamics.resources import demo_urdf_path
+from robots import floating_urdf
 
 rosbags = pytest.importorskip('rosbags')
 yaml = pytest.importorskip('yaml')
@@ -358,6 +359,14 @@ def test_bad_robot_and_arguments(tmp_path):
     code, _, err = run_cli(['trajectory', demo_urdf_path(), str(tmp_path), '--hold',
                             'joint9=1'])
     assert code == 1 and 'joint9' in err and 'Traceback' not in err
+
+
+def test_multi_dof_joints_are_refused(tmp_path):
+    path = tmp_path / 'floating.urdf'
+    path.write_text(floating_urdf(demo_urdf_path()))
+    code, _, err = run_cli(['bag', str(path), str(tmp_path)])
+    assert code == 1 and 'Traceback' not in err
+    assert 'multi-DoF joints (root_joint)' in err and 'root link below them' in err, err
 
 
 def test_one_state_command_unchanged():

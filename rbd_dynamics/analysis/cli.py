@@ -48,8 +48,8 @@ def load_model(path, xacro_args=None, root_link=None):
     """
     Load the model of a description file.
 
-    The model of a ``.urdf`` / ``.xacro`` file; ``xacro_args`` (``name:=value``) are passed
-    only when there are any.
+    The model of a ``.urdf`` / ``.xacro`` file with xacro's ``name:=value`` arguments
+    ``xacro_args`` (``{name: value}``; only a ``.xacro`` file takes them).
 
     Raises
     ------
@@ -58,16 +58,9 @@ def load_model(path, xacro_args=None, root_link=None):
 
     """
     from ..model import Model
-    kwargs = {'root_link': root_link or None}
-    if xacro_args:
-        kwargs['xacro_args'] = xacro_args
     try:
-        return Model.from_urdf_file(path, **kwargs)
-    except TypeError as err:
-        if xacro_args and 'xacro_args' in str(err):
-            raise AnalysisError('this rbd_dynamics cannot expand xacro arguments (%s)'
-                                % ' '.join('%s:=%s' % kv for kv in xacro_args.items())) from None
-        raise AnalysisError('cannot load %s: %s' % (path, err)) from None
+        return Model.from_urdf_file(path, root_link=root_link or None,
+                                    xacro_args=xacro_args or None)
     except OSError as err:
         raise AnalysisError('cannot read %s: %s' % (path, err.strerror or err)) from None
     except Exception as err:  # UrdfError, and whatever xacro raises for its input

@@ -23,18 +23,12 @@ def check_model(model):
         the model has a multi-DoF (floating or planar) joint in use.
 
     """
-    if model.nq != model.nv or model.nv != len(model.joint_names):
-        multi = [n for n, k in zip(model.joint_names, getattr(model, 'joint_nv', ()))
-                 if k != 1]
+    multi = [name for name, nv in zip(model.joint_names, model.joint_nv) if nv != 1]
+    if multi:
         raise AnalysisError('the model has multi-DoF joints (%s), which joint states cannot '
                             'describe; use a root link below them' % ', '.join(multi))
     if not model.nv:
         raise AnalysisError('the model has no moving joints')
-
-
-def effort_limits(model):
-    """``(nv,)`` effort limits of the model, or ``None`` where the model does not know them."""
-    return getattr(model, 'effort_limits', None)
 
 
 def state_derivatives(merged, window=DEFAULT_WINDOW, order=DEFAULT_ORDER):
@@ -88,7 +82,7 @@ def torque_table(model, time, q, qd, qdd, effort=None, time_label='time [s]'):
                             'of range (q = %s, qd = %s)' % (time_label.split()[0], time[row],
                                                             q[row].tolist(), qd[row].tolist()))
     return TorqueTable(model.joint_names, time, q, qd, qdd, tau, effort,
-                       effort_limits(model), time_label)
+                       model.effort_limits, time_label)
 
 
 def bag_table(model, merged, window=DEFAULT_WINDOW, order=DEFAULT_ORDER):
