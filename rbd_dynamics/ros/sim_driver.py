@@ -394,16 +394,17 @@ class SimDriver(Node):
 
     def _publish_diagnostics(self):
         """One status: WARN while commands are clamped or refused, OK otherwise."""
-        clamped = self.clamped - self.reported[0]
-        rejected = self.rejected + self.trajectories_rejected - self.reported[1]
-        self.reported = (self.clamped, self.rejected + self.trajectories_rejected)
+        refused = self.rejected + self.trajectories_rejected
+        clamped, rejected = self.clamped - self.reported[0], refused - self.reported[1]
+        self.reported = (self.clamped, refused)
+        clamped_joints = ', '.join(n for n in self.joints if n in self.clamped_joints)
+        self.clamped_joints = set()
         status = DiagnosticStatus(name='%s: simulation' % self.get_fully_qualified_name(),
                                   hardware_id='mujoco')
         problems = []
         if clamped:
             problems.append('%d commands clamped to the effort limits (%s)'
-                            % (clamped, ', '.join(n for n in self.joints
-                                                  if n in self.clamped_joints)))
+                            % (clamped, clamped_joints))
         if rejected:
             problems.append('%d commands refused' % rejected)
         status.level = DiagnosticStatus.WARN if problems else DiagnosticStatus.OK
@@ -413,15 +414,13 @@ class SimDriver(Node):
             ('effort commands', str(self.commands)),
             ('refused commands', str(self.rejected)),
             ('clamped commands', str(self.clamped)),
-            ('joints clamped since the last report',
-             ', '.join(n for n in self.joints if n in self.clamped_joints) or 'none'),
+            ('joints clamped since the last report', clamped_joints or 'none'),
             ('trajectories', str(self.trajectories)),
             ('refused trajectories', str(self.trajectories_rejected)),
             ('payload', self.payload_note),
             ('wrench bias', ' '.join('%g' % v for v in self.wrench_bias)),
         ]
         status.values = [KeyValue(key=k, value=v) for k, v in values]
-        self.clamped_joints = set()
         array = DiagnosticArray(status=[status])
         array.header.stamp = self.get_clock().now().to_msg()
         self.pub_diag.publish(array)
