@@ -189,7 +189,7 @@ def merge_joint_states(groups, model, max_gap=DEFAULT_MAX_GAP, hold=None):
     names = model.joint_names
     notes = []
     recorded = {n for g in groups for n in g.names}
-    known = set(names) | set(getattr(model, 'mimic', {}))
+    known = set(names) | set(model.mimic)
     unknown = sorted(recorded - known)
     if unknown:
         notes.append('ignored joints the model does not have: %s' % ', '.join(unknown))
@@ -204,8 +204,8 @@ def merge_joint_states(groups, model, max_gap=DEFAULT_MAX_GAP, hold=None):
     live = [g for g in groups if set(g.names) & set(names)]
     origin_ns = int(min(g.stamp.min() for g in live))
     times = [(g.stamp - origin_ns) * 1e-9 for g in live]
-    types = dict(zip(names, getattr(model, 'joint_types', ('',) * len(names))))
-    series = {n: joint_series(live, times, n, types.get(n) == 'continuous')
+    types = dict(zip(names, model.joint_types))
+    series = {n: joint_series(live, times, n, types[n] == 'continuous')
               for n in names if n not in hold or n in recorded}
     empty = [n for n, s in series.items() if s is None]
     if empty:
