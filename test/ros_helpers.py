@@ -31,6 +31,21 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 NODE = 'rbd_dynamics'
 
 
+def spin_until(executor, predicate, timeout=30.0, period=0.01, alive=None):
+    """
+    Spin ``executor`` until ``predicate()`` holds.
+
+    Spin until ``predicate()`` is true, ``timeout`` [s] has passed or ``alive()`` (when given)
+    is false; return the predicate's last value.
+    """
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and (alive is None or alive()):
+        if predicate():
+            return True
+        executor.spin_once(timeout_sec=period)
+    return predicate()
+
+
 def node_command(script='rbd_dynamics_node', module='rbd_dynamics.ros.node'):
     """Return the installed console script (as ``ros2 run`` and the launch file start it)."""
     here = os.path.dirname(sys.executable)
@@ -139,12 +154,7 @@ class Peer:
             self.executor.spin_once(timeout_sec=0.01)
 
     def wait_for(self, predicate, timeout=15.0):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if predicate():
-                return True
-            self.executor.spin_once(timeout_sec=0.01)
-        return predicate()
+        return spin_until(self.executor, predicate, timeout)
 
     def clear(self):
         del self.feedforward[:], self.gravity[:], self.commands[:]

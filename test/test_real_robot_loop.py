@@ -8,8 +8,6 @@ in ``test_closed_loop.py``: drive compensation, a payload grasped mid-run, effor
 the tare of an untared wrist sensor.
 """
 
-import time
-
 import numpy as np
 import pytest
 
@@ -19,6 +17,7 @@ DiagnosticArray = pytest.importorskip('diagnostic_msgs.msg').DiagnosticArray
 InertiaStamped = pytest.importorskip('geometry_msgs.msg').InertiaStamped
 
 import rbd_dynamics as rbd  # noqa: E402
+from ros_helpers import spin_until  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
@@ -51,13 +50,6 @@ def loop():
     yield make
     for made in loops:
         assert made.close() == [0] * len(made.procs), made.logs()
-
-
-def spin_until(run, predicate, timeout=30.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end and not predicate():
-        run.executor.spin_once(timeout_sec=0.05)
-    return predicate()
 
 
 def test_drive_compensation_tracks_the_swings(loop):
@@ -97,7 +89,8 @@ def test_payload_message_keeps_the_pose(loop):
         run = loop('/real_payload_%s' % tell, dict(PD, **node_drive(True)), sim,
                    trajectory=HOLD)
         pub = run.peer.create_publisher(InertiaStamped, 'rbd_dynamics/payload', 10)
-        assert spin_until(run, lambda: pub.get_subscription_count() > 0), run.logs()
+        assert spin_until(run.executor, lambda: pub.get_subscription_count() > 0,
+                          period=0.05), run.logs()
         t, q = run.run_until(2.0)
         assert len(t) and t[-1] >= 2.0, run.logs()
         if tell:
@@ -149,7 +142,7 @@ def test_clamped_commands_stay_within_the_limits(loop, model):
 
     t, q = run.run_until(1.5)
     assert t[-1] >= 1.5, run.logs()
-    assert spin_until(run, saturated), run.logs()
+    assert spin_until(run.executor, saturated, period=0.05), run.logs()
     sent = np.array([m.data for m in commands])
     # the test's subscription may match after the loop has started (a fresh clone's CI saw
     # 712 of 1500); the simulator's own log below covers every command it received
@@ -207,7 +200,7 @@ def test_tare_removes_the_sensor_bias(loop, model, urdf):
     client = run.peer.create_client(Trigger, 'observer/wrist/tare')
     assert client.wait_for_service(timeout_sec=10.0)
     future = client.call_async(Trigger.Request())
-    assert spin_until(run, future.done), run.logs()
+    assert spin_until(run.executor, future.done, period=0.05), run.logs()
     assert future.result().success, future.result().message
     print('tare:', future.result().message)
     tared = gravity_errors(2.0, 2.5)

@@ -7,8 +7,6 @@ JointTrajectoryController stand-in follows a trajectory, far better with the poi
 filled from the rigid-body model than with its PID alone.
 """
 
-import time
-
 import numpy as np
 import pytest
 
@@ -22,7 +20,7 @@ DiagnosticStatus = diagnostic_msgs.DiagnosticStatus
 import rbd_dynamics as rbd  # noqa: E402
 from rbd_dynamics import mujoco_model  # noqa: E402
 import rclpy.executors  # noqa: E402
-from ros_helpers import node_command, NodeProcess  # noqa: E402
+from ros_helpers import node_command, NodeProcess, spin_until  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
@@ -78,10 +76,8 @@ class Sim:
             self.pub_command.publish(Float64MultiArray(data=[float(v) for v in command]))
 
     def spin_until(self, predicate, timeout=30.0):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end and not predicate() and self.proc.alive():
-            self.executor.spin_once(timeout_sec=0.05)
-        assert predicate(), self.proc.log()[-3000:]
+        assert spin_until(self.executor, predicate, timeout, 0.05, self.proc.alive), \
+            self.proc.log()[-3000:]
 
     def run_until(self, sim_time, timeout=30.0):
         self.spin_until(lambda: self.states and stamp(self.states[-1]) >= sim_time, timeout)
