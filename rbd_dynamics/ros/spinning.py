@@ -144,13 +144,12 @@ class SubscriptionThread:
         inputs = self._inputs
         wait_set = self._wait_set
         context = self._node.context
-        # held while waiting and taking, so none is destroyed under the thread
-        entities = (sub.handle, context.handle) + tuple(i[0].handle for i in inputs)
         while not self._stop.is_set() and context.ok():
             try:
-                with contextlib.ExitStack() as held:
-                    for entity in entities:
-                        held.enter_context(entity)
+                with contextlib.ExitStack() as handles:
+                    for entity in (sub.handle, context.handle) + tuple(
+                            i[0].handle for i in inputs):
+                        handles.enter_context(entity)
                     wait_set.clear_entities()
                     wait_set.add_subscription(sub.handle)
                     for input_sub, _ in inputs:
