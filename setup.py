@@ -41,7 +41,7 @@ setup(
         'console_scripts': [
             'rbd_dynamics_node = rbd_dynamics.ros.node:main',
             'rbd_dynamics_sim = rbd_dynamics.ros.sim_driver:main',
-            'rbd_dynamics_trajectory = rbd_dynamics.ros.trajectory:main',
+            'rbd_dynamics_trajectory = rbd_dynamics.ros.swings:main',
         ],
     },
 )

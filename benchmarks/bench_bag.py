@@ -33,7 +33,7 @@ import numpy as np
 
 import rbd_dynamics as rbd
 from rbd_dynamics.analysis import pipeline, report
-from rbd_dynamics.analysis.jointstates import JOINT_STATE_TYPE, open_bag, read_joint_states, \
+from rbd_dynamics.analysis.bag import JOINT_STATE_TYPE, open_bag, read_joint_states, \
     topic_connections
 from rbd_dynamics.analysis.merge import merge_joint_states
 from rbd_dynamics.resources import demo_urdf_path

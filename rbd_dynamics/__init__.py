@@ -12,12 +12,12 @@ The library needs only NumPy (no ROS)::
 The ROS 2 node lives in :mod:`rbd_dynamics.ros`.
 """
 
-from .description import Description, UrdfError
 from .drive import drive_torques
 from .dynamics import gravity_torques, payload_wrench, rnea
 from .joints import jcalc, JointModel, SUPPORTED_JOINT_TYPES
 from .model import DescriptionWarning, InertiaWarning, Model, Payload, UnknownLinkError
-from .urdf import MAX_DESCRIPTION_BYTES, parse_urdf
+from .parsers.description import Description, UrdfError
+from .parsers.urdf import MAX_DESCRIPTION_BYTES, parse_urdf
 
 __version__ = '0.1.0'
 

@@ -19,8 +19,8 @@ import sys
 import numpy as np
 
 from . import gravity_torques, Model, rnea, UrdfError
+from .parsers.files import split_xacro_args
 from .resources import demo_urdf_path
-from .urdf import split_xacro_args
 
 
 def _vector(values, size, name):

@@ -24,11 +24,12 @@ import warnings
 import numpy as np
 
 from . import _fast
-from .description import Description, UrdfError
 from .joints import JointModel
+from .parsers.description import Description, UrdfError
+from .parsers.files import read_description_file
+from .parsers.urdf import MAX_DESCRIPTION_BYTES, parse_urdf
+from .parsers.urdf_parser_py import description_from_urdf_robot
 from .spatial import frame_transform, rpy_to_matrix, spatial_inertia
-from .urdf import MAX_DESCRIPTION_BYTES, parse_urdf, read_description_file
-from .urdf_robot import description_from_urdf_robot
 
 
 class DescriptionWarning(UserWarning):

@@ -184,6 +184,21 @@ def cross_force(v, f):
         (np.cross(w, f[..., :3]) + np.cross(u, f[..., 3:]), np.cross(w, f[..., 3:])), axis=-1)
 
 
+def inertia_tensor(moments):
+    """
+    Return the ``(3, 3)`` rotational inertia of its six URDF values.
+
+    Parameters
+    ----------
+    moments
+        ``(6,)`` ``ixx, ixy, ixz, iyy, iyz, izz`` [kg m^2], the order of URDF's ``<inertia>``
+        and of ``geometry_msgs/Inertia``.
+
+    """
+    xx, xy, xz, yy, yz, zz = np.asarray(moments, dtype=float).reshape(6)
+    return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+
+
 def spatial_inertia(mass, com, inertia_com):
     """
     Spatial inertia ``mcI`` of a rigid body (Eq. 2.63).

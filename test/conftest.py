@@ -1,8 +1,14 @@
 """
-Test session setup: every session gets its own DDS domain, restricted to this host.
+Test session setup: every test process gets its own DDS domain, restricted to this host.
 
 The variables are set before any test imports rclpy, and the node processes the tests start
-inherit them, so parallel test sessions on one machine never see each other's topics.
+inherit them, so parallel test sessions on one machine, and the workers of one session under
+pytest-xdist (``-n 2``), never see each other's topics.
+
+The marker ``slow`` goes on every test that starts processes (the node, the simulator, a
+command line): the tests under ``node/`` and ``loops/`` are marked here, others by their own
+decorator. ``pytest -m "not slow" test`` runs the library, the law and the tools in a minute or
+two.
 
 Fixtures shared by the node tests: ``urdf`` and ``model``, the bundled demo arm (a module may
 define its own ``model``).
@@ -16,11 +22,25 @@ stay skips.
 """
 
 import os
-import re
 
 import pytest
+from support.ci import missing_ci_module
 
-os.environ['ROS_DOMAIN_ID'] = str(1 + os.getpid() % 100)
+
+def _domain_id():
+    """
+    Return this process's DDS domain: one per pytest-xdist worker, or per session without it.
+
+    The workers of one session (``gw0``, ``gw1``, ...) share their parent's process id and take
+    consecutive domains from it, so they never meet; other sessions start elsewhere.
+    """
+    worker = os.environ.get('PYTEST_XDIST_WORKER', '')
+    if worker.startswith('gw') and worker[2:].isdigit():
+        return 1 + (os.getppid() + int(worker[2:])) % 100
+    return 1 + os.getpid() % 100
+
+
+os.environ['ROS_DOMAIN_ID'] = str(_domain_id())
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ.setdefault('RCUTILS_COLORIZED_OUTPUT', '0')
 # At least two numba threads, even on a one-core machine, so that the parallel batch kernel is
@@ -28,8 +48,19 @@ os.environ.setdefault('RCUTILS_COLORIZED_OUTPUT', '0')
 os.environ.setdefault('NUMBA_NUM_THREADS', '2')
 
 
+#: Test directories whose every test starts processes (marked ``slow``).
+SLOW_DIRECTORIES = ('node', 'loops')
+
+
 def pytest_configure(config):
     config.addinivalue_line('markers', 'params(dict): parameters of the node a fixture starts')
+    config.addinivalue_line('markers', 'slow: starts processes (node, simulator, command line)')
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.parent.name in SLOW_DIRECTORIES:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope='session')
@@ -47,32 +78,35 @@ def model(urdf):
     return rbd.Model.from_urdf(urdf)
 
 
-#: Modules that scripts/setup_env.sh installs, so CI has them (``-`` and ``_`` alike).
-CI_INSTALLS = ('pinocchio', 'pin', 'mujoco', 'numba', 'rclpy', 'example_robot_data',
-               'hypothesis', 'psutil', 'matplotlib', 'std_msgs', 'sensor_msgs', 'geometry_msgs',
-               'trajectory_msgs', 'diagnostic_msgs', 'std_srvs', 'xacro', 'urdf_parser_py',
-               'rosbags', 'yaml', 'ament_flake8', 'ament_pep257')
-_MISSING = re.compile(r'not installed|no module named|could not import', re.IGNORECASE)
+@pytest.fixture
+def sims():
+    """Yield a factory of simulated drivers (:class:`support.sim.Sim`), closed after the test."""
+    from support.sim import Sim
+    made = []
+
+    def make(*args, **kwargs):
+        made.append(Sim(*args, **kwargs))
+        return made[-1]
+
+    yield make
+    for sim in made:
+        sim.close()
 
 
-def missing_ci_module(reason):
-    """
-    Return the module of :data:`CI_INSTALLS` that a skip reason says is missing, or ``None``.
+@pytest.fixture
+def loop():
+    """Yield a factory of closed loops (:class:`support.sim.Loop`), checked after the test."""
+    from support.sim import Loop
+    loops = []
 
-    A run on purpose without some of them (the library on Humble's versions, without ROS) names
-    those in the environment variable ``RBD_ALLOWED_MISSING`` (comma separated).
-    """
-    if not _MISSING.search(reason):
-        return None
-    text = reason.replace('-', '_')
-    allowed = {name.strip().replace('-', '_')
-               for name in os.environ.get('RBD_ALLOWED_MISSING', '').split(',')}
-    for name in CI_INSTALLS:
-        if name in allowed:
-            continue
-        if re.search(r'(?<![\w.])%s(?!\w)' % re.escape(name), text):
-            return name
-    return None
+    def make(*args, **kwargs):
+        created = Loop(*args, **kwargs)
+        loops.append(created)
+        return created
+
+    yield make
+    for created in loops:
+        assert created.close() == [0] * len(created.procs), created.logs()
 
 
 def _fail_a_skip_that_ci_must_not_have(report):

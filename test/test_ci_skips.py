@@ -11,8 +11,8 @@ import shutil
 import subprocess
 import sys
 
-from conftest import missing_ci_module
 import pytest
+from support.ci import missing_ci_module
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -82,11 +82,12 @@ def test_a_run_may_allow_some_missing_modules(monkeypatch):
 
 def _run(tmp_path, ci, text):
     """
-    Run ``text`` as a test file beside a copy of conftest.py.
+    Run ``text`` as a test file beside a copy of conftest.py and its helpers.
 
     Return the exit code, the outcome by test and the output.
     """
     shutil.copy(os.path.join(HERE, 'conftest.py'), tmp_path / 'conftest.py')
+    shutil.copytree(os.path.join(HERE, 'support'), tmp_path / 'support')
     (tmp_path / 'test_generated.py').write_text(text)
     env = {k: v for k, v in os.environ.items() if k not in ('CI', 'RBD_ALLOWED_MISSING')}
     if ci:

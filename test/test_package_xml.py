@@ -93,11 +93,12 @@ def _sources():
 
 
 def _tests():
-    return glob.glob(os.path.join(ROOT, 'test', '*.py'))
+    return glob.glob(os.path.join(ROOT, 'test', '**', '*.py'), recursive=True)
 
 
 def _local_test_modules():
-    return {os.path.splitext(os.path.basename(p))[0] for p in _tests()}
+    # test modules, and the helper package (imported as support.<module>)
+    return {os.path.splitext(os.path.basename(p))[0] for p in _tests()} | {'support'}
 
 
 def test_every_import_of_the_package_is_an_exec_depend():

@@ -126,7 +126,7 @@ def _analyse(command, args):
         raise AnalysisError('--hold names joints the model does not have: %s; its joints: %s'
                             % (', '.join(unknown_holds), ', '.join(model.joint_names)))
     if command == 'bag':
-        from .jointstates import ProgressPrinter, read_joint_states
+        from .bag import ProgressPrinter, read_joint_states
         from .merge import merge_joint_states
         if not args.window > 0 or not args.max_gap > 0:
             raise AnalysisError('--window and --max-gap must be positive')
@@ -145,7 +145,7 @@ def _analyse(command, args):
         title = '%s: %d states from %s, %s' % (os.path.basename(args.input.rstrip('/')),
                                                len(table.time), args.topic, origin)
     else:
-        from .trajectory import read_trajectory
+        from .planned import read_trajectory
         trajectory = read_trajectory(args.input)
         table, notes = pipeline.trajectory_table(model, trajectory, hold)
         title = '%s: %d points' % (os.path.basename(args.input), len(table.time))

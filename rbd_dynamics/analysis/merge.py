@@ -81,7 +81,7 @@ def joint_series(groups, times, name, continuous=False):
     Parameters
     ----------
     groups
-        :class:`~.jointstates.JointStateGroup` list.
+        :class:`~.bag.JointStateGroup` list.
     times
         ``(n,)`` message times [s] of each group.
     name
@@ -161,12 +161,12 @@ class MergedStates:
 
 def merge_joint_states(groups, model, max_gap=DEFAULT_MAX_GAP, hold=None):
     """
-    Merge the groups of :func:`~.jointstates.read_joint_states` into the model's order.
+    Merge the groups of :func:`~.bag.read_joint_states` into the model's order.
 
     Parameters
     ----------
     groups
-        :class:`~.jointstates.JointStateGroup` list.
+        :class:`~.bag.JointStateGroup` list.
     model
         the :class:`~rbd_dynamics.Model` (1-DoF joints: ``nq == nv``).
     max_gap

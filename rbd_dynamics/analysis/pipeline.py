@@ -10,6 +10,7 @@ import numpy as np
 from . import AnalysisError
 from .differentiate import DEFAULT_ORDER, DEFAULT_WINDOW, derivative
 from .report import TorqueTable
+from ..control.joint_states import joint_state_problem
 from ..dynamics import rnea
 
 
@@ -23,12 +24,9 @@ def check_model(model):
         the model has a multi-DoF (floating or planar) joint in use.
 
     """
-    multi = [name for name, nv in zip(model.joint_names, model.joint_nv) if nv != 1]
-    if multi:
-        raise AnalysisError('the model has multi-DoF joints (%s), which joint states cannot '
-                            'describe; use a root link below them' % ', '.join(multi))
-    if not model.nv:
-        raise AnalysisError('the model has no moving joints')
+    problem = joint_state_problem(model)
+    if problem:
+        raise AnalysisError(problem)
 
 
 def state_derivatives(merged, window=DEFAULT_WINDOW, order=DEFAULT_ORDER):

@@ -53,7 +53,7 @@ class Robot:
 def _robot(description, xacro_args):
     """Return the bundled arm, or the robot of a description file."""
     import rbd_dynamics as rbd
-    from rbd_dynamics.urdf import read_description_file
+    from rbd_dynamics.parsers.files import read_description_file
     from ..resources import demo_urdf_path
     if description is None:
         with open(demo_urdf_path()) as stream:
@@ -90,7 +90,7 @@ def main():
     parser.add_argument('--description', help='a URDF or xacro file instead of the bundled arm; '
                         'xacro arguments as name:=value')
     from rbd_dynamics import UrdfError
-    from rbd_dynamics.urdf import split_xacro_args
+    from rbd_dynamics.parsers.files import split_xacro_args
     try:
         rest, xacro_args = split_xacro_args(sys.argv[1:])
     except UrdfError as exc:
@@ -131,7 +131,7 @@ def main():
                {'lockstep': True, 'rate': 1000.0, 'initial_positions': robot.center,
                 'joints': robot.joints, 'wait_for_subscribers': 2, 'robot_description': robot.urdf,
                 'wrench_frame': SENSOR_FRAME if robot.sensor else ''}, log=log),
-        _start(_command('rbd_dynamics_trajectory', 'rbd_dynamics.ros.trajectory'),
+        _start(_command('rbd_dynamics_trajectory', 'rbd_dynamics.ros.swings'),
                {'joints': robot.joints, 'center': robot.center, 'amplitude': robot.amplitude,
                 'frequency': 0.5, 'forward_joint_states': True, 'use_sim_time': True}, log=log),
         _start(_command('rbd_dynamics_node', 'rbd_dynamics.ros.node'),

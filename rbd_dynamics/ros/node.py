@@ -4,13 +4,13 @@ The ``rbd_dynamics`` node: feedforward and gravity-compensation torques over ROS
 Inputs: the robot description (parameter or latched topic), ``joint_states`` (merged by name),
 the desired state or accelerations, any number of force/torque sensor wrenches and the payload
 in the hand. On every joint state that completes the robot's state it asks the torque law
-(:class:`rbd_dynamics.controller.Controller`, no ROS in it) for the torques and publishes
+(:class:`rbd_dynamics.control.law.Controller`, no ROS in it) for the torques and publishes
 ``~/feedforward``, ``~/gravity_compensation`` and ``~/effort_commands``. This module is wiring:
 subscriptions, publishers, services, parameters (declared from the table of
 :mod:`rbd_dynamics.ros.parameters`) and diagnostics.
 
 Threads: joint states are taken and turned into torques on a thread of their own
-(:class:`~rbd_dynamics.ros.spinning.SubscriptionThread`; parameter ``joint_states_thread``), every
+(:class:`~rbd_dynamics.ros.executor.SubscriptionThread`; parameter ``joint_states_thread``), every
 other callback runs on the executor thread, and a new description is parsed and compiled on a
 worker thread. What the joint-state path reads is swapped in whole by the others: the setup and
 joint-state merger as one tuple, the desired input, each sensor reading and bias, and the
@@ -27,8 +27,9 @@ import warnings
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import InertiaStamped, WrenchStamped
 import rbd_dynamics as rbd
-from rbd_dynamics.controller import (check_lengths, Config, Controller, describe_change,
-                                     Sensor, Setup)
+from rbd_dynamics.control.joint_states import joint_state_problem, JointStateMerger
+from rbd_dynamics.control.law import check_lengths, Config, Controller, describe_change, Setup
+from rbd_dynamics.control.sensors import Sensor
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 SetParametersResult)
 from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
@@ -45,9 +46,9 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from . import parameters
-from .conversions import (desired_from_array, desired_from_trajectory, JointStateMerger,
-                          to_float_array, trajectory_to_arrays, wrench_to_array)
-from .spinning import run, SubscriptionThread
+from .conversions import (desired_from_array, desired_from_trajectory, to_float_array,
+                          trajectory_to_arrays, wrench_to_array)
+from .executor import run, SubscriptionThread
 
 NODE_NAME = 'rbd_dynamics'
 LOG_PERIOD = 2.0  # s, the rate limit of repeated warnings
@@ -589,7 +590,6 @@ class DynamicsNode(Node):
                                                  setup.model if setup is not None else None)
         except ValueError as exc:
             return self._reject('wrench', 'sensor %s: %s' % (sensor.name, exc))
-        sensor.received += 1
         sensor.reading = (self.get_clock().now().nanoseconds, link, wrench)
 
     def _on_joint_state(self, msg, newer=False):
@@ -777,7 +777,8 @@ def _node_model(text, params):
     UrdfError
         an unusable description.
     ValueError
-        a joint with more than one coordinate, which joint_states cannot carry.
+        a model that joint states cannot describe (a joint with more than one coordinate,
+        no moving joint).
 
     """
     with warnings.catch_warnings():
@@ -785,13 +786,9 @@ def _node_model(text, params):
         model = rbd.Model.from_urdf(text, gravity=params['gravity'],
                                     root_link=params['root_link'] or None,
                                     max_bytes=params['max_description_bytes'], compiled=False)
-    multi = [(name, jtype) for name, jtype, nv in zip(
-        model.joint_names, model.joint_types, model.joint_nv) if nv != 1]
-    if multi:
-        raise ValueError('joint %r is %s (%d coordinates), which joint_states cannot carry; '
-                         'set root_link to a link below it'
-                         % (multi[0][0], multi[0][1],
-                            model.joint_nq[model.joint_names.index(multi[0][0])]))
+    problem = joint_state_problem(model)
+    if problem:
+        raise ValueError(problem)
     return model
 
 

@@ -4,14 +4,14 @@ Every parameter of the node, declared once: type, default, description, range an
 :data:`PARAMETERS` (and :func:`sensor_parameters` for each force/torque sensor) is the one table
 the node declares its parameters from and checks every change against; :func:`check` is the
 only per-value validation. Checks that relate several parameters (a gain list against the
-number of joints) belong to :class:`rbd_dynamics.controller.Setup`, which the node builds for
+number of joints) belong to :class:`rbd_dynamics.control.law.Setup`, which the node builds for
 every change.
 """
 
 import math
 
 import rbd_dynamics as rbd
-from rbd_dynamics.controller import COMMAND_OUTPUTS, DRIVE_VELOCITIES
+from rbd_dynamics.control.law import COMMAND_OUTPUTS, DRIVE_VELOCITIES
 from rclpy.parameter import Parameter
 
 from .conversions import CONVENTIONS

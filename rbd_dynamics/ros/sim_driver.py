@@ -7,7 +7,7 @@ it publishes ``joint_states``, takes ``effort_commands`` (``std_msgs/Float64Mult
 in the ``applied_on_robot`` convention (the wrench the links beyond the sensor frame apply on
 the arm, in the sensor frame, about its origin). A scripted push can act on a link.
 
-The physics is :func:`rbd_dynamics.mujoco_model.mjcf_from_urdf`: the URDF's rigid bodies, no
+The physics is :func:`rbd_dynamics.sim.mujoco_model.mjcf_from_urdf`: the URDF's rigid bodies, no
 damping, friction, limits or contacts unless asked for. With ``lockstep`` the simulation
 advances one control period per command, so tests are deterministic on a loaded machine;
 otherwise a timer steps it at ``rate``. ``/clock`` carries the simulated time.
@@ -17,7 +17,7 @@ What a real arm adds, each off by default so the ideal robot stays the default: 
 commands (``effort_limits``), a payload grasped at a given time (``payload.*``), an untared
 force/torque sensor (``wrench_bias``), and a JointTrajectoryController stand-in on an effort
 interface in place of the forward command controller (``controller: joint_trajectory``, see
-:mod:`rbd_dynamics.trajectory_controller`).
+:mod:`rbd_dynamics.sim.joint_trajectory_controller`).
 
 Like a driver, it reports on ``/diagnostics`` once a second: simulated time, commands taken,
 refused and clamped (with the joints clamped), the payload and the sensor bias.
@@ -36,11 +36,11 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from .spinning import run
-from .. import mujoco_model
+from .executor import run
+from ..parsers.urdf import parse_urdf
 from ..resources import demo_urdf_path
-from ..trajectory_controller import Pid, Trajectory
-from ..urdf import parse_urdf
+from ..sim import mujoco_model
+from ..sim.joint_trajectory_controller import Pid, Trajectory
 
 CONTROLLERS = ('forward_command', 'joint_trajectory')
 DIAGNOSTIC_PERIOD = 1.0  # s, wall clock

@@ -1,0 +1,503 @@
+"""
+The node's torque law, arrays in and arrays out: no ROS here.
+
+:class:`Controller` turns a measured state into the torques the node publishes::
+
+    qdd_cmd     = qdd_d + kp (q_d - q) + kd (qd_d - qd)        (PD terms where references exist)
+    feedforward = rnea(q, qd, qdd_cmd, f_ext) [+ drive_torques(qd, qdd_cmd)]
+    gravity     = rnea(q, 0, 0, f_ext)
+    command     = feedforward or gravity, optionally clamped to the effort limits and rate
+                  limited
+
+with ``f_ext`` the fresh force/torque readings, their tare bias removed and, where asked, the
+modelled bodies beyond the sensor added back. Everything that depends on the model and the
+configuration is one immutable :class:`Setup`, replaced whole when either changes, so a thread
+computing torques always sees a consistent set while another thread reconfigures.
+"""
+
+import math
+
+import numpy as np
+
+from ..drive import COULOMB_VELOCITY, drive_torques
+from ..dynamics import gravity_torques, payload_wrench, rnea
+
+COMMAND_OUTPUTS = ('feedforward', 'gravity_compensation')
+DRIVE_VELOCITIES = ('measured', 'desired')
+#: Per-joint lists of the configuration, in ``joints`` order, and what an empty list means.
+PER_JOINT = {
+    'kp': 'zero',
+    'kd': 'zero',
+    'drive.viscous': "the URDF's <dynamics damping>",
+    'drive.coulomb': "the URDF's <dynamics friction>",
+    'drive.armature': 'zero',
+    'limits.effort': "the URDF's <limit effort>",
+}
+
+
+class Config:
+    """
+    The configuration a :class:`Setup` is built from (the node's parameters, by name).
+
+    Attributes
+    ----------
+    joints
+        output order; empty: the model's independent joints.
+    per_joint
+        name of :data:`PER_JOINT` -> list in ``joints`` order (empty: the default).
+    command_output
+        one of :data:`COMMAND_OUTPUTS`.
+    desired_timeout
+        [s]; 0: never expires.
+    drive_compensate
+        add the drive torques to the feedforward.
+    drive_velocity
+        one of :data:`DRIVE_VELOCITIES`.
+    coulomb_velocity
+        width of the smooth sign [rad/s or m/s].
+    clamp
+        clamp the command to the effort limits.
+    effort_rate
+        largest change of a command per second [N m/s]; 0: none.
+
+    """
+
+    def __init__(self, joints=(), command_output='feedforward', desired_timeout=0.1,
+                 drive_compensate=False, drive_velocity='measured',
+                 coulomb_velocity=COULOMB_VELOCITY, clamp=False, effort_rate=0.0, **per_joint):
+        self.joints = tuple(joints)
+        self.per_joint = {name: list(per_joint.get(name, ())) for name in PER_JOINT}
+        unknown = set(per_joint) - set(PER_JOINT)
+        if unknown:
+            raise TypeError('unknown per-joint settings: %s' % ', '.join(sorted(unknown)))
+        self.command_output = command_output
+        self.desired_timeout = desired_timeout
+        self.drive_compensate = drive_compensate
+        self.drive_velocity = drive_velocity
+        self.coulomb_velocity = coulomb_velocity
+        self.clamp = clamp
+        self.effort_rate = effort_rate
+
+    @classmethod
+    def from_parameters(cls, params):
+        """Build a configuration from parameters by their node names (``drive.viscous``...)."""
+        per_joint = {name: params.get(name, ()) for name in PER_JOINT}
+        return cls(joints=params.get('joints', ()),
+                   command_output=params.get('command_output', 'feedforward'),
+                   desired_timeout=params.get('desired_timeout', 0.1),
+                   drive_compensate=params.get('drive.compensate', False),
+                   drive_velocity=params.get('drive.velocity', 'measured'),
+                   coulomb_velocity=params.get('drive.coulomb_velocity', COULOMB_VELOCITY),
+                   clamp=params.get('limits.clamp', False),
+                   effort_rate=params.get('limits.effort_rate', 0.0), **per_joint)
+
+
+def check_lengths(config, count):
+    """
+    Say why the per-joint lists do not fit ``count`` joints.
+
+    Why the per-joint lists do not fit ``count`` joints, or ``''`` (``count`` ``None``: the
+    number of joints is not known yet).
+    """
+    if count is None:
+        return ''
+    for name, values in config.per_joint.items():
+        if len(values) not in (0, count):
+            return '%s has %d entries, joints has %d' % (name, len(values), count)
+    return ''
+
+
+class Setup:
+    """
+    Everything derived from one model and one configuration; replaced, never mutated.
+
+    Attributes
+    ----------
+    model
+        the :class:`~rbd_dynamics.Model`.
+    config
+        the :class:`Config`.
+    joints
+        output order.
+    index
+        independent joint name -> model index.
+    rows
+        ``(len(joints),)`` model index of each output joint.
+    reorder
+        ``rows``, or ``None`` when the outputs are in model order.
+    kp, kd
+        ``(nv,)`` gains in model order, zero outside ``joints``.
+    viscous, coulomb, armature
+        ``(nv,)`` drive coefficients in model order.
+    effort_limits
+        ``(len(joints),)`` limits of the outputs, ``inf`` for none.
+    continuous
+        ``(nv,)`` bool, joints whose position error wraps to [-pi, pi).
+    zero
+        ``(nv,)`` zeros.
+
+    """
+
+    def __init__(self, model, config):
+        """
+        Check the configuration against the model and set up the output order.
+
+        Raises
+        ------
+        ValueError
+            ``joints`` names something that is not an independent joint, lists a joint twice,
+            or a per-joint list has the wrong length.
+
+        """
+        self.model = model
+        self.config = config
+        self.index = {name: i for i, name in enumerate(model.joint_names)}
+        self.joints = config.joints or model.joint_names
+        unknown = [name for name in self.joints if name not in self.index]
+        if unknown:
+            mimic = [name for name in unknown if name in model.mimic]
+            raise ValueError('joints names %s, not independent joints of the model%s '
+                             '(joints of the model: %s)'
+                             % (', '.join(unknown),
+                                ' (%s follow a mimic master)' % ', '.join(mimic) if mimic else '',
+                                ', '.join(model.joint_names)))
+        if len(set(self.joints)) != len(self.joints):
+            raise ValueError('joints lists a joint more than once')
+        reason = check_lengths(config, len(self.joints))
+        if reason:
+            raise ValueError(reason)
+        self.rows = np.array([self.index[name] for name in self.joints], dtype=np.intp)
+        self.reorder = None if np.array_equal(self.rows, np.arange(model.nv)) else self.rows
+        lists = config.per_joint
+        self.kp = self._model_order(lists['kp'], np.zeros(model.nv))
+        self.kd = self._model_order(lists['kd'], np.zeros(model.nv))
+        self.viscous = self._model_order(lists['drive.viscous'], model.damping)
+        self.coulomb = self._model_order(lists['drive.coulomb'], model.friction)
+        self.armature = self._model_order(lists['drive.armature'], np.zeros(model.nv))
+        limits = self._model_order(lists['limits.effort'], model.effort_limits)[self.rows]
+        limits[limits == 0.0] = np.inf  # 0: unlimited, as in a URDF
+        self.effort_limits = limits
+        self.limited = bool(np.isfinite(limits).any())
+        # every independent joint's limit (the outputs' as configured), for trajectories
+        self.model_effort_limits = np.array(model.effort_limits, dtype=float)
+        self.model_effort_limits[self.rows] = limits
+        self.continuous = np.array([t == 'continuous' for t in model.joint_types], dtype=bool)
+        self.has_continuous = bool(self.continuous.any())
+        self.zero = np.zeros(model.nv)
+        self.feedforward_out = config.command_output == 'feedforward'
+        self.desired_timeout_ns = int(config.desired_timeout * 1e9)
+        self.drive_on = bool(config.drive_compensate)
+        self.drive_desired_velocity = config.drive_velocity == 'desired'
+
+    def _model_order(self, values, default):
+        """Return a ``joints``-order list as a model-order array; the default where not given."""
+        out = np.array(default, dtype=float)
+        if len(values):
+            out[self.rows] = values
+        return out
+
+    def to_outputs(self, tau):
+        """Model-order torques ``(..., nv)`` in output order."""
+        return tau if self.reorder is None else tau[..., self.reorder]
+
+    def drive_torques(self, qd, qdd):
+        """Drive torques ``(..., nv)`` with this setup's coefficients, model order."""
+        return drive_torques(qd, qdd, self.viscous, self.coulomb, self.armature,
+                             self.config.coulomb_velocity)
+
+
+class Output:
+    """
+    Torques of one state, in output order.
+
+    Attributes
+    ----------
+    feedforward, gravity
+        ``(len(joints),)`` rigid-body (+ drive) torques, never clamped.
+    command
+        ``(len(joints),)`` what ``~/effort_commands`` carries (clamped and rate
+        limited when configured).
+    saturated
+        names of the joints whose command exceeded its limit (before clamping).
+
+    """
+
+    __slots__ = ('feedforward', 'gravity', 'command', 'saturated')
+
+    def __init__(self, feedforward, gravity, command, saturated):
+        self.feedforward = feedforward
+        self.gravity = gravity
+        self.command = command
+        self.saturated = saturated
+
+
+class Controller:
+    """
+    The torque law of the node, with the inputs it keeps between states.
+
+    The desired input, sensor readings and biases are each swapped in whole (one reference),
+    so :meth:`compute` may run on one thread while the setters run on another.
+    """
+
+    def __init__(self, sensors=()):
+        self.sensors = list(sensors)
+        self.desired = None  # (model, arrival [ns], Desired)
+        self._last_command = None  # (setup, time [ns], command)
+
+    # Inputs -------------------------------------------------------------------------------------
+
+    def set_desired(self, model, desired, now_ns):
+        """
+        Keep a desired input.
+
+        Keep a desired input (:class:`~rbd_dynamics.control.desired.Desired`, model order)
+        that arrived at ``now_ns``.
+        """
+        self.desired = (model, now_ns, desired)
+
+    def fresh_desired(self, setup, now_ns):
+        """Return the desired input if fresh and of the setup's model, else ``None``."""
+        entry = self.desired
+        if entry is None or entry[0] is not setup.model:
+            return None
+        if setup.desired_timeout_ns and now_ns - entry[1] > setup.desired_timeout_ns:
+            return None
+        return entry[2]
+
+    @staticmethod
+    def reading_link(sensor, frame_id, model):
+        """Return the link a reading acts on; ``ValueError`` names why it cannot be used."""
+        link = sensor.frame or frame_id
+        if not link:
+            raise ValueError('sensor %s: empty header.frame_id and no wrench.%s.frame override'
+                             % (sensor.name, sensor.name))
+        if model is not None and link not in model.link_body:
+            raise ValueError('sensor %s: frame %r is not a link of the model'
+                             % (sensor.name, link))
+        return link
+
+    # Torques ------------------------------------------------------------------------------------
+
+    def commanded_acceleration(self, setup, q, qd, desired):
+        """Desired acceleration plus PD terms where references exist; zero without input."""
+        if desired is None:
+            return setup.zero
+        qdd = desired.qdd
+        if desired.q is not None and setup.kp.any():
+            error = desired.q - q
+            if setup.has_continuous:
+                error[setup.continuous] = wrap_angle(error[setup.continuous])
+            qdd = qdd + setup.kp * desired.mask * error
+        if desired.qd is not None and setup.kd.any():
+            qdd = qdd + setup.kd * desired.mask * (desired.qd - qd)
+        return qdd
+
+    def drive(self, setup, qd, qdd, desired):
+        """Drive torques ``(nv,)`` at the commanded acceleration, model order."""
+        if setup.drive_desired_velocity and desired is not None and desired.qd is not None:
+            qd = np.where(desired.mask, desired.qd, qd)
+        return setup.drive_torques(qd, qdd)
+
+    def wrenches(self, setup, q, qd, qdd, now_ns):
+        """
+        External wrenches of the fresh readings, for the feedforward and for gravity.
+
+        Returns
+        -------
+        ``(f_ff, f_g)``: ``None`` or ``{link: (6,)}`` each.
+
+        """
+        f_ff = f_g = None
+        link_body = setup.model.link_body
+        for sensor in self.sensors:
+            reading = sensor.fresh(now_ns)
+            if reading is None or reading[1] not in link_body:
+                continue  # stale, or the model changed under the reading
+            _, link, wrench = reading
+            bias = sensor.bias
+            if bias is not None and bias[0] == link:
+                wrench = wrench - bias[1]
+            w_ff = w_g = wrench
+            if sensor.compensate:
+                # the sensor also carries the modelled bodies beyond it; their wrench at the
+                # state of each torque turns the reading into the contact wrench
+                w_ff = wrench + payload_wrench(setup.model, link, q, qd, qdd)
+                w_g = wrench + payload_wrench(setup.model, link, q)
+            if f_ff is None:
+                f_ff, f_g = {}, {}
+            f_ff[link] = f_ff[link] + w_ff if link in f_ff else w_ff
+            f_g[link] = f_g[link] + w_g if link in f_g else w_g
+        return f_ff, f_g
+
+    def compute(self, setup, q, qd, now_ns):
+        """
+        Torques for the measured state ``q``, ``qd`` (model order) at time ``now_ns``.
+
+        Returns
+        -------
+        An :class:`Output`, or ``None`` when a torque would not be finite (nothing must be
+        published then).
+
+        """
+        model = setup.model
+        desired = self.fresh_desired(setup, now_ns)
+        qdd = self.commanded_acceleration(setup, q, qd, desired)
+        f_ff, f_g = self.wrenches(setup, q, qd, qdd, now_ns) if self.sensors else (None, None)
+        tau_ff = rnea(model, q, qd, qdd, f_ff)
+        if setup.drive_on:
+            tau_ff = tau_ff + self.drive(setup, qd, qdd, desired)
+        tau_g = gravity_torques(model, q, f_g)
+        tau_ff = setup.to_outputs(tau_ff)
+        tau_g = setup.to_outputs(tau_g)
+        if not (np.isfinite(tau_ff).all() and np.isfinite(tau_g).all()):
+            return None
+        command, saturated = self.limit(setup, tau_ff if setup.feedforward_out else tau_g,
+                                        now_ns)
+        return Output(tau_ff, tau_g, command, saturated)
+
+    def limit(self, setup, command, now_ns):
+        """
+        Clamp and rate limit the command.
+
+        The command clamped to the effort limits (with ``limits.clamp``) and rate limited
+        (with ``limits.effort_rate``), and the joints whose command exceeded its limit.
+
+        The rate limit starts from the previous command of the same setup; the first command
+        after a start or a reconfiguration passes unchanged (what the drive applies before it
+        is unknown here).
+        """
+        saturated = ()
+        if setup.limited:
+            over = np.abs(command) > setup.effort_limits
+            if over.any():
+                saturated = tuple(name for name, o in zip(setup.joints, over) if o)
+                if setup.config.clamp:
+                    command = np.clip(command, -setup.effort_limits, setup.effort_limits)
+        rate = setup.config.effort_rate
+        if rate > 0.0:
+            last = self._last_command
+            if last is not None and last[0] is setup and now_ns > last[1]:
+                step = rate * (now_ns - last[1]) * 1e-9
+                command = np.clip(command, last[2] - step, last[2] + step)
+            self._last_command = (setup, now_ns, command)
+        return command, saturated
+
+    # Trajectories ------------------------------------------------------------------------------
+
+    def trajectory_efforts(self, setup, rows, positions, velocities, accelerations, held):
+        """
+        Efforts of a planned trajectory at every point, in one batch.
+
+        Parameters
+        ----------
+        setup
+            the current setup (model with its payloads, drive).
+        rows
+            ``(k,)`` model index of each trajectory joint.
+        positions, velocities, accelerations
+            ``(points, k)``.
+        held
+            ``(nv,)`` positions of the joints the trajectory does not name (held there at
+            rest).
+
+        Returns
+        -------
+        ``(efforts, exceeded)``: ``(points, k)`` torques ``rnea(q, qd, qdd)`` (+ drive
+        torques when compensating), and ``None`` or ``(point, column)`` of the first effort
+        over its limit (in time, then in the trajectory's joint order).
+
+        Raises
+        ------
+        ValueError
+            a torque would not be finite.
+
+        """
+        count = positions.shape[0]
+        q = np.tile(held, (count, 1))
+        qd = np.zeros_like(q)
+        qdd = np.zeros_like(q)
+        q[:, rows] = positions
+        qd[:, rows] = velocities
+        qdd[:, rows] = accelerations
+        tau = rnea(setup.model, q, qd, qdd)
+        if setup.drive_on:
+            tau += setup.drive_torques(qd, qdd)
+        efforts = tau[:, rows]
+        if not np.isfinite(efforts).all():
+            raise ValueError('the efforts of the trajectory are not finite')
+        over = np.abs(efforts) > setup.model_effort_limits[rows]
+        exceeded = None
+        if over.any():
+            point = int(np.flatnonzero(over.any(axis=1))[0])
+            exceeded = (point, int(np.flatnonzero(over[point])[0]))
+        return efforts, exceeded
+
+    # Tare ---------------------------------------------------------------------------------------
+
+    def tare(self, sensor, setup, q, now_ns):
+        """
+        Take the sensor's bias.
+
+        Take the sensor's bias: its fresh reading minus the reading the model expects now
+        (the bodies beyond the frame, at rest at ``q``, when it compensates them; else zero).
+
+        Returns
+        -------
+        ``(link, (6,) bias)`` [N, N m], force first, in the link frame, applied-on-robot
+        convention; it is also kept on the sensor.
+
+        Raises
+        ------
+        ValueError
+            no model, no fresh reading, or (compensating) no complete joint state.
+
+        """
+        if setup is None:
+            raise ValueError('no model yet')
+        reading = sensor.fresh(now_ns)
+        if reading is None:
+            raise ValueError('no fresh reading of sensor %s (timeout %.3g s)'
+                             % (sensor.name, sensor.timeout_ns * 1e-9))
+        _, link, wrench = reading
+        if link not in setup.model.link_body:
+            raise ValueError('sensor %s: frame %r is not a link of the model'
+                             % (sensor.name, link))
+        expected = np.zeros(6)
+        if sensor.compensate:
+            if q is None:
+                raise ValueError('no complete joint state yet: the expected reading of the '
+                                 'bodies beyond %s needs the joint positions' % link)
+            # a sensor reads contact - payload_wrench; at rest without contact: -payload
+            expected = -payload_wrench(setup.model, link, q)
+        bias = (link, wrench - expected)
+        sensor.bias = bias
+        return bias
+
+
+def wrap_angle(values):
+    """Angles wrapped to ``[-pi, pi)``."""
+    return (values + math.pi) % (2.0 * math.pi) - math.pi
+
+
+def model_mass(model):
+    """Total mass of the model's links and payloads [kg]."""
+    return float(sum(inertia[3, 3] for inertia in model._payload_state[0].values()))
+
+
+def describe_change(old, new):
+    """Say what replacing model ``old`` by ``new`` changes, as a sentence, or ``''``."""
+    parts = []
+    added = [n for n in new.joint_names if n not in old.joint_names]
+    removed = [n for n in old.joint_names if n not in new.joint_names]
+    if added:
+        parts.append('joints added: %s' % ', '.join(added))
+    if removed:
+        parts.append('joints removed: %s' % ', '.join(removed))
+    old_mass, new_mass = model_mass(old), model_mass(new)
+    if abs(new_mass - old_mass) > 1e-9 * max(1.0, old_mass):
+        parts.append('total mass %.6g kg -> %.6g kg' % (old_mass, new_mass))
+    if not np.array_equal(old.gravity, new.gravity):
+        parts.append('gravity %s -> %s' % (old.gravity.tolist(), new.gravity.tolist()))
+    if not parts and old.joint_names != new.joint_names:
+        parts.append('joint order changed')
+    return '; '.join(parts)

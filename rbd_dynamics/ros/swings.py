@@ -1,0 +1,76 @@
+"""
+``rbd_dynamics_trajectory``: smooth desired states for the demo and the closed-loop tests.
+
+On every ``joint_states`` message it publishes ``desired_state`` (one
+``trajectory_msgs/JointTrajectory`` point with positions, velocities and accelerations) for the
+message's stamp plus ``lead``: ``q_d = center + amplitude (1 - cos(2 pi frequency t))``, which
+starts at rest on ``center``, so a robot held there starts on the trajectory. Driven by the
+joint-state stamps, it follows simulated time without a clock of its own.
+"""
+
+import math
+
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from .executor import run
+
+
+class TrajectoryPublisher(Node):
+
+    def __init__(self, **kwargs):
+        super().__init__('rbd_dynamics_trajectory', **kwargs)
+        t = Parameter.Type
+
+        def declare(name, default, text):
+            value = self.declare_parameter(name, default,
+                                           ParameterDescriptor(description=text)).value
+            return [] if value is None else value
+
+        self.joints = list(declare('joints', t.STRING_ARRAY, 'joints of the trajectory'))
+        self.center = list(declare('center', t.DOUBLE_ARRAY, 'start and centre [rad or m]'))
+        self.amplitude = list(declare('amplitude', t.DOUBLE_ARRAY, 'half the swing'))
+        self.frequency = declare('frequency', 0.5, 'frequency [Hz]')
+        self.lead = declare('lead', 0.0, 'publish the state this far ahead of the stamp [s]')
+        self.forward = declare('forward_joint_states', False, 'after each desired state, '
+                               'republish the joint state on joint_states_forwarded (a '
+                               'controller listening there always has the matching desired '
+                               'state first)')
+        for name in ('center', 'amplitude'):
+            if len(getattr(self, name)) != len(self.joints):
+                raise ValueError('%s has %d entries, joints has %d'
+                                 % (name, len(getattr(self, name)), len(self.joints)))
+        self.pub = self.create_publisher(JointTrajectory, 'desired_state', 10)
+        self.pub_forward = (self.create_publisher(JointState, 'joint_states_forwarded', 10)
+                            if self.forward else None)
+        self.create_subscription(JointState, 'joint_states', self._on_state, 10)
+
+    def desired(self, t):
+        """``(q, qd, qdd)`` at time ``t`` [s]."""
+        w = 2.0 * math.pi * self.frequency
+        q = [c + a * (1.0 - math.cos(w * t)) for c, a in zip(self.center, self.amplitude)]
+        qd = [a * w * math.sin(w * t) for a in self.amplitude]
+        qdd = [a * w * w * math.cos(w * t) for a in self.amplitude]
+        return q, qd, qdd
+
+    def _on_state(self, msg):
+        t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec + self.lead
+        q, qd, qdd = self.desired(t)
+        out = JointTrajectory()
+        out.header.stamp = msg.header.stamp
+        out.joint_names = self.joints
+        out.points = [JointTrajectoryPoint(positions=q, velocities=qd, accelerations=qdd)]
+        self.pub.publish(out)
+        if self.pub_forward is not None:
+            self.pub_forward.publish(msg)
+
+
+def main(args=None):
+    run(TrajectoryPublisher, args)
+
+
+if __name__ == '__main__':
+    main()

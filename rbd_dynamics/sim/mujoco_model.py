@@ -1,0 +1,268 @@
+"""
+A MuJoCo model of a URDF robot with the same rigid-body dynamics as :class:`Model`.
+
+The MJCF is written from the parsed description rather than by MuJoCo's URDF importer, so
+nothing is merged or rebalanced behind our back: every link is a body (fixed-joint children
+too, welded to their parent), inertias are taken as written, mimic joints become joint equality
+constraints ``q_mimic = offset + multiplier * q_master``, and damping, friction, joint limits,
+armature and contacts are all off unless asked for. Needs the optional ``mujoco`` package.
+
+The drive of a joint maps onto MuJoCo's joint attributes: viscous friction on ``damping``
+(a passive force ``-damping * qd``), Coulomb friction on ``frictionloss`` (a dry-friction
+constraint: the joint sticks below it, as a real gear does, rather than following a smooth
+sign) and the reflected rotor inertia on ``armature`` (added to the diagonal of the mass
+matrix). A mimic joint keeps its own URDF damping and friction on itself: through the equality
+constraint the master feels ``multiplier^2`` times the damping and ``|multiplier|`` times the
+friction, which is what :attr:`rbd_dynamics.Model.damping` and
+:attr:`~rbd_dynamics.Model.friction` fold onto the master.
+
+A payload can be put in the hand while the simulation runs: ``payload_link`` adds a massless
+body welded to that link, and :func:`set_payload` gives it mass, centre of mass and inertia.
+"""
+
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from ..parsers.urdf import parse_urdf
+from ..spatial import rpy_to_matrix
+
+#: Name of the body that carries the payload (see :func:`set_payload`).
+PAYLOAD_BODY = 'rbd_payload'
+
+#: Mass and inertia given to massless links that carry a joint (MuJoCo refuses a moving body
+#: without inertia); small enough to change no torque at the tolerances the tests use.
+TINY_MASS = 1e-9
+
+_JOINT_TYPES = {'revolute': 'hinge', 'continuous': 'hinge', 'prismatic': 'slide'}
+
+
+def _quat(rpy):
+    """Convert a URDF roll-pitch-yaw to a MuJoCo quaternion ``[w x y z]``."""
+    rot = rpy_to_matrix(rpy)
+    w = np.sqrt(max(0.0, 1.0 + rot[0, 0] + rot[1, 1] + rot[2, 2])) / 2.0
+    if w > 1e-6:
+        return np.array([w, (rot[2, 1] - rot[1, 2]) / (4 * w), (rot[0, 2] - rot[2, 0]) / (4 * w),
+                         (rot[1, 0] - rot[0, 1]) / (4 * w)])
+    # a half turn: take the largest diagonal entry
+    i = int(np.argmax(np.diag(rot)))
+    j, k = (i + 1) % 3, (i + 2) % 3
+    s = np.sqrt(max(0.0, 1.0 + rot[i, i] - rot[j, j] - rot[k, k])) * 2.0
+    q = np.zeros(4)
+    q[0] = (rot[k, j] - rot[j, k]) / s
+    q[1 + i] = s / 4.0
+    q[1 + j] = (rot[j, i] + rot[i, j]) / s
+    q[1 + k] = (rot[k, i] + rot[i, k]) / s
+    return q
+
+
+def _numbers(values):
+    return ' '.join('%.17g' % float(v) for v in values)
+
+
+def mjcf_from_urdf(urdf_text, gravity=(0.0, 0.0, -9.81), timestep=0.001, damping=False,
+                   limits=False, sensor_frame=None, drive=None, payload_link=None):
+    """
+    MJCF text for the robot of ``urdf_text`` (fixed to the world at its root link).
+
+    Parameters
+    ----------
+    urdf_text
+        the URDF.
+    gravity
+        ``(3,)`` gravity in the root link frame [m/s^2].
+    timestep
+        integration step [s].
+    damping
+        use the URDF's ``<dynamics damping friction>`` on every joint, mimic joints
+        included (default: none).
+    limits
+        enforce the URDF's position limits (default: none).
+    sensor_frame
+        link at which to place a force/torque sensor pair (``ft_force``,
+        ``ft_torque``): the wrench the parent applies on the links at and beyond it, in
+        its frame, about its origin (what :func:`rbd_dynamics.payload_wrench` computes).
+    drive
+        joint name -> ``(viscous, coulomb, armature)`` [N m s/rad, N m, kg m^2; N s/m,
+        N, kg for prismatic joints], replacing what ``damping`` gives that joint.
+    payload_link
+        link that gets a massless welded body :data:`PAYLOAD_BODY` for
+        :func:`set_payload` (default: none).
+
+    Returns
+    -------
+    ``(mjcf_text, mimic)`` with ``mimic`` mapping mimic joints to ``(master, mult, off)``.
+
+    """
+    desc = parse_urdf(urdf_text)
+    ranges = _urdf_limits(urdf_text) if limits else {}
+    drive = dict(drive or {})
+    unknown = sorted(set(drive) - set(desc.joints))
+    if unknown:
+        raise ValueError('drive names unknown joints %s (joints: %s)'
+                         % (unknown, ', '.join(desc.joints)))
+    if payload_link is not None and payload_link not in desc.links:
+        raise ValueError('payload_link %r is not a link (links: %s)'
+                         % (payload_link, ', '.join(desc.links)))
+    children = {}
+    has_parent = set()
+    for joint in desc.joints.values():
+        children.setdefault(joint.parent, []).append(joint)
+        has_parent.add(joint.child)
+    roots = [name for name in desc.links if name not in has_parent]
+    root = roots[0]
+
+    mujoco = ET.Element('mujoco', model=desc.name or 'robot')
+    ET.SubElement(mujoco, 'compiler', angle='radian', inertiafromgeom='false',
+                  balanceinertia='false', boundmass='0', boundinertia='0', autolimits='true')
+    option = ET.SubElement(mujoco, 'option', timestep=repr(float(timestep)),
+                           gravity=_numbers(gravity), integrator='RK4')
+    ET.SubElement(option, 'flag', contact='disable')
+    worldbody = ET.SubElement(mujoco, 'worldbody')
+
+    def add_inertial(body, link_name, moving):
+        link = desc.links[link_name]
+        if link.mass > 0.0:
+            inertia = link.inertia
+            ET.SubElement(body, 'inertial', pos=_numbers(link.com), mass=repr(float(link.mass)),
+                          fullinertia=_numbers([inertia[0, 0], inertia[1, 1], inertia[2, 2],
+                                                inertia[0, 1], inertia[0, 2], inertia[1, 2]]))
+        elif moving:
+            ET.SubElement(body, 'inertial', pos='0 0 0', mass=repr(TINY_MASS),
+                          diaginertia=_numbers([TINY_MASS] * 3))
+
+    def add_body(parent_element, joint):
+        body = ET.SubElement(parent_element, 'body', name=joint.child,
+                             pos=_numbers(joint.xyz), quat=_numbers(_quat(joint.rpy)))
+        moving = joint.jtype != 'fixed'
+        if moving:
+            if joint.jtype not in _JOINT_TYPES:
+                raise ValueError('joint %r: type %s is not simulated (revolute, continuous and '
+                                 'prismatic are)' % (joint.name, joint.jtype))
+            attrs = {'name': joint.name, 'type': _JOINT_TYPES[joint.jtype],
+                     'axis': _numbers(joint.axis), 'armature': '0', 'damping': '0',
+                     'frictionloss': '0'}
+            if damping:
+                attrs['damping'] = repr(float(joint.damping))
+                attrs['frictionloss'] = repr(float(joint.friction))
+            if joint.name in drive:
+                viscous, coulomb, armature = (float(v) for v in drive[joint.name])
+                if not all(np.isfinite([viscous, coulomb, armature])) or \
+                        min(viscous, coulomb, armature) < 0.0:
+                    raise ValueError('drive of joint %r: viscous, coulomb and armature must be '
+                                     'finite and >= 0, got %r'
+                                     % (joint.name, (viscous, coulomb, armature)))
+                attrs.update(damping=repr(viscous), frictionloss=repr(coulomb),
+                             armature=repr(armature))
+            if limits and joint.jtype != 'continuous' and joint.name in ranges:
+                attrs['range'] = _numbers(ranges[joint.name])
+                attrs['limited'] = 'true'
+            ET.SubElement(body, 'joint', **attrs)
+        add_inertial(body, joint.child, moving)
+        if joint.child == payload_link:
+            ET.SubElement(body, 'body', name=PAYLOAD_BODY, pos='0 0 0')
+        if joint.child == sensor_frame:
+            ET.SubElement(body, 'site', name='ft_site', pos='0 0 0', size='0.005')
+        for child in children.get(joint.child, []):
+            add_body(body, child)
+
+    for joint in children.get(root, []):
+        add_body(worldbody, joint)
+
+    mimic = {}
+    equality = None
+    for joint in desc.joints.values():
+        if joint.mimic is None:
+            continue
+        master, mult, off = joint.mimic
+        mimic[joint.name] = (master, mult, off)
+        if equality is None:
+            equality = ET.SubElement(mujoco, 'equality')
+        ET.SubElement(equality, 'joint', joint1=joint.name, joint2=master,
+                      polycoef=_numbers([off, mult, 0, 0, 0]), solref='0.002 1')
+    if sensor_frame is not None:
+        if sensor_frame not in desc.links or sensor_frame == root:
+            raise ValueError('sensor_frame %r is not a non-root link' % sensor_frame)
+        sensor = ET.SubElement(mujoco, 'sensor')
+        ET.SubElement(sensor, 'force', name='ft_force', site='ft_site')
+        ET.SubElement(sensor, 'torque', name='ft_torque', site='ft_site')
+    return ET.tostring(mujoco, encoding='unicode'), mimic
+
+
+def _urdf_limits(urdf_text):
+    """Joint name -> ``(lower, upper)`` position limits of the URDF, where it gives both."""
+    out = {}
+    root = ET.fromstring(urdf_text)
+    for joint in root.iter('joint'):
+        lim = joint.find('limit')
+        if lim is not None and lim.get('lower') is not None and lim.get('upper') is not None:
+            out[joint.get('name')] = (float(lim.get('lower')), float(lim.get('upper')))
+    return out
+
+
+def load(urdf_text, **kwargs):
+    """
+    Build the MuJoCo model of a URDF.
+
+    ``(mujoco.MjModel, mimic)`` for ``urdf_text`` (keyword arguments of
+    :func:`mjcf_from_urdf`).
+    """
+    import mujoco
+    text, mimic = mjcf_from_urdf(urdf_text, **kwargs)
+    return mujoco.MjModel.from_xml_string(text), mimic
+
+
+def set_payload(mj_model, mass, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
+    """
+    Give the payload body of ``mj_model`` (see ``payload_link``) a mass; 0 removes it.
+
+    MuJoCo keeps a body's inertia as principal moments and the rotation of its principal axes,
+    so the tensor is diagonalised here. The model's derived constants (subtree masses) are
+    recomputed on a scratch ``MjData``: the simulation's own data is not touched, and the next
+    step sees the payload.
+
+    Parameters
+    ----------
+    mj_model
+        a ``mujoco.MjModel`` written with ``payload_link``.
+    mass
+        [kg], finite and >= 0.
+    com
+        ``(3,)`` centre of mass in the link frame [m].
+    inertia
+        ``(6,)`` ``ixx, ixy, ixz, iyy, iyz, izz`` about the centre of mass in the
+        link's axes [kg m^2].
+
+    Raises
+    ------
+    ValueError
+        the model has no payload body, or a value is negative, non-finite or of
+        the wrong size.
+
+    """
+    import mujoco
+    body = mujoco.mj_name2id(mj_model, mujoco.mjtObj.mjOBJ_BODY, PAYLOAD_BODY)
+    if body < 0:
+        raise ValueError('the model has no payload body: write it with payload_link')
+    com = np.asarray(com, dtype=float).reshape(-1)
+    inertia = np.asarray(inertia, dtype=float).reshape(-1)
+    if com.size != 3 or inertia.size != 6:
+        raise ValueError('payload com has %d entries (expected 3), inertia %d (expected 6)'
+                         % (com.size, inertia.size))
+    if not (np.isfinite(mass) and mass >= 0.0 and np.all(np.isfinite(com))
+            and np.all(np.isfinite(inertia))):
+        raise ValueError('payload mass must be finite and >= 0, com and inertia finite')
+    ixx, ixy, ixz, iyy, iyz, izz = inertia
+    tensor = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    moments, axes = np.linalg.eigh(tensor)
+    if np.linalg.det(axes) < 0.0:
+        axes[:, 0] = -axes[:, 0]
+    if moments.min() < -1e-12 * max(1.0, abs(moments).max()):
+        raise ValueError('payload inertia has a negative principal moment: %s' % moments)
+    quat = np.zeros(4)
+    mujoco.mju_mat2Quat(quat, axes.reshape(-1))
+    mj_model.body_mass[body] = mass
+    mj_model.body_ipos[body] = com
+    mj_model.body_iquat[body] = quat
+    mj_model.body_inertia[body] = np.maximum(moments, 0.0)
+    mujoco.mj_setConst(mj_model, mujoco.MjData(mj_model))

@@ -1,0 +1,48 @@
+"""
+The bundled descriptions survive ``--ros-args -p robot_description:="$(cat file)"``.
+
+rcl reads a ``-p`` value as YAML, so a description whose text YAML takes for a mapping (a
+``": "`` anywhere, in a comment too) stops the node with "Couldn't parse parameter override
+rule". The node is started exactly that way for every description in urdf/.
+"""
+
+import glob
+import os
+import time
+
+import pytest
+
+pytest.importorskip('rclpy')
+
+import rbd_dynamics as rbd  # noqa: E402
+from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
+from support.ros import NodeProcess  # noqa: E402
+
+BUNDLED = sorted(glob.glob(os.path.join(os.path.dirname(demo_urdf_path()), '*.urdf')))
+
+
+@pytest.mark.parametrize('path', BUNDLED, ids=[os.path.basename(p) for p in BUNDLED])
+def test_description_given_with_dash_p_builds_the_model(path):
+    with open(path) as stream:
+        text = stream.read()
+    name = rbd.Model.from_urdf(text, compiled=False).name
+    with NodeProcess(namespace='/cli_%d' % os.getpid(),
+                     extra_args=['-p', 'robot_description:=' + text]) as node:
+        deadline = time.monotonic() + 60.0
+        while time.monotonic() < deadline and node.alive():
+            if 'model %r from' % name in node.log():
+                break
+            time.sleep(0.2)
+        log = node.log()
+        assert 'model %r from' % name in log, log[-2000:]
+        assert node.stop() == 0
+
+
+def test_a_colon_space_in_the_text_is_what_breaks_dash_p(tmp_path):
+    """The failure the bundled descriptions avoid, shown so that the README's caveat holds."""
+    text = ('<?xml version="1.0"?>\n<!-- note: a comment -->\n'
+            '<robot name="r"><link name="a"/></robot>')
+    with NodeProcess(extra_args=['-p', 'robot_description:=' + text]) as node:
+        node.proc.wait(30)
+        assert node.proc.returncode != 0
+        assert "Couldn't parse parameter override rule" in node.log()

@@ -1,0 +1,223 @@
+"""
+The simulated arm's test side.
+
+The driver alone (:class:`Sim`) and the closed loop of driver, node and desired-state
+publisher (:class:`Loop`), each in its own processes, with the readers of their messages and
+the reference swing.
+"""
+
+import time
+
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import WrenchStamped
+import numpy as np
+import rbd_dynamics as rbd
+from rbd_dynamics.resources import demo_urdf_path
+import rclpy
+import rclpy.executors
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from .ros import node_command, NodeProcess, spin_until
+
+SIM = node_command('rbd_dynamics_sim', 'rbd_dynamics.ros.sim_driver')
+TRAJECTORY = node_command('rbd_dynamics_trajectory', 'rbd_dynamics.ros.swings')
+JOINTS = ['joint%d' % i for i in range(1, 8)] + ['left_finger_joint']
+#: The start pose of every simulated run, in ``JOINTS`` order.
+Q0 = np.array([0.3, 0.6, -0.2, -1.2, 0.1, 0.8, 0.0, 0.02])
+
+
+def stamp(msg):
+    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+
+class Sim:
+    """
+    The driver under test and the test side.
+
+    The driver in namespace ``ns`` and the test's side: every joint state and wrench is
+    recorded; in lockstep ``controller(msg)`` (if given) answers each joint state with the
+    effort command in ``JOINTS`` order.
+    """
+
+    def __init__(self, ns, params, controller=None):
+        sim = {'lockstep': True, 'rate': 1000.0, 'joints': JOINTS,
+               'initial_positions': Q0.tolist(), 'wait_for_subscribers': 1}
+        sim.update(params)
+        self.proc = NodeProcess(sim, ns, command=SIM)
+        if not rclpy.ok():
+            rclpy.init()
+        self.node = rclpy.create_node('sim_peer', namespace=ns)
+        self.executor = rclpy.executors.SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+        self.states, self.wrenches = [], []
+        self.controller = controller
+        self.pub_command = self.node.create_publisher(Float64MultiArray, 'effort_commands', 10)
+        self.pub_trajectory = self.node.create_publisher(JointTrajectory, 'joint_trajectory', 10)
+        # deep enough to keep every state of a run the test reads after it (a free-running
+        # simulation does not wait for the test)
+        self.node.create_subscription(JointState, 'joint_states', self._on_state, 5000)
+        self.node.create_subscription(WrenchStamped, 'ft_sensor/wrench', self.wrenches.append,
+                                      5000)
+        self.diagnostics = []  # this driver's statuses on /diagnostics
+        self.node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics, 10)
+
+    def _on_diagnostics(self, msg):
+        name = '%s/rbd_dynamics_sim: simulation' % self.node.get_namespace()
+        self.diagnostics += [status for status in msg.status if status.name == name]
+
+    def _on_state(self, msg):
+        self.states.append(msg)
+        if self.controller is not None:
+            command = self.controller(msg)
+            self.pub_command.publish(Float64MultiArray(data=[float(v) for v in command]))
+
+    def spin_until(self, predicate, timeout=30.0):
+        assert spin_until(self.executor, predicate, timeout, 0.05, self.proc.alive), \
+            self.proc.log()[-3000:]
+
+    def run_until(self, sim_time, timeout=30.0):
+        self.spin_until(lambda: self.states and stamp(self.states[-1]) >= sim_time, timeout)
+
+    def close(self):
+        self.executor.remove_node(self.node)
+        self.node.destroy_node()
+        assert self.proc.stop() == 0, self.proc.log()[-3000:]
+
+
+def positions(msg, joints=JOINTS):
+    names = list(msg.name)
+    return np.array([msg.position[names.index(n)] for n in joints])
+
+
+def velocities(msg, joints=JOINTS):
+    names = list(msg.name)
+    return np.array([msg.velocity[names.index(n)] for n in joints])
+
+
+def efforts(msg, joints=JOINTS):
+    names = list(msg.name)
+    return np.array([msg.effort[names.index(n)] for n in joints])
+
+
+def wrench(msg):
+    f, t = msg.wrench.force, msg.wrench.torque
+    return np.array([f.x, f.y, f.z, t.x, t.y, t.z])
+
+
+def diagnostic_values(status):
+    return {kv.key: kv.value for kv in status.values}
+
+
+def swing(t):
+    """Swing every joint at 0.5 Hz from rest at Q0: the reference ``(q, qd, qdd)``."""
+    amplitude = np.array([0.2, 0.15, 0.2, 0.15, 0.2, 0.2, 0.2, 0.0])
+    w = np.pi
+    t = np.asarray(t, dtype=float)[..., None]
+    return (Q0 + amplitude * (1 - np.cos(w * t)), amplitude * w * np.sin(w * t),
+            amplitude * w * w * np.cos(w * t))
+
+
+def trajectory_message(model, with_effort, duration=2.0, step=0.02):
+    times = np.arange(0.0, duration + step / 2, step)
+    q, qd, qdd = swing(times)
+    msg = JointTrajectory()
+    msg.joint_names = JOINTS
+    order = [JOINTS.index(n) for n in model.joint_names]
+    back = [model.joint_names.index(n) for n in JOINTS]
+    tau = rbd.rnea(model, q[:, order], qd[:, order], qdd[:, order])[:, back]
+    for k, t in enumerate(times):
+        point = JointTrajectoryPoint(positions=q[k].tolist(), velocities=qd[k].tolist(),
+                                     accelerations=qdd[k].tolist())
+        if with_effort:
+            point.effort = tau[k].tolist()
+        point.time_from_start.sec = int(t)
+        point.time_from_start.nanosec = int(round((t - int(t)) * 1e9))
+        msg.points.append(point)
+    return msg
+
+
+def low_trajectory_gains(model):
+    """
+    Return the trajectory controller's parameters with PID gains far too low to hold the arm.
+
+    The gains are critically damped at 10 rad/s on the diagonal of the mass matrix at Q0.
+    """
+    order = [model.joint_names.index(n) for n in JOINTS]
+    q0 = np.empty(model.nv)
+    q0[order] = Q0
+    inertia = np.array([rbd.rnea(model, q0, np.zeros(model.nv), np.eye(model.nv)[j])[j]
+                        - rbd.gravity_torques(model, q0)[j] for j in order])
+    return {'controller': 'joint_trajectory', 'jtc.p': (100.0 * inertia).tolist(),
+            'jtc.d': (20.0 * inertia).tolist()}
+
+
+RATE = 1000.0
+JOINTS = ['joint%d' % i for i in range(1, 8)] + ['left_finger_joint']
+SIM = node_command('rbd_dynamics_sim', 'rbd_dynamics.ros.sim_driver')
+TRAJECTORY = node_command('rbd_dynamics_trajectory', 'rbd_dynamics.ros.swings')
+
+
+class Loop:
+    """Sim, node (and optionally the trajectory publisher) in namespace ``ns``."""
+
+    def __init__(self, ns, node_params, sim_params=None, trajectory=None):
+        # the loop starts once the test's own subscriber (and the node or the trajectory
+        # publisher) listen to the simulated joint states
+        sim = {'lockstep': True, 'rate': RATE, 'initial_positions': Q0.tolist(), 'joints': JOINTS,
+               'wait_for_subscribers': 2}
+        sim.update(sim_params or {})
+        with open(demo_urdf_path()) as stream:
+            urdf = stream.read()
+        params = {'use_sim_time': True, 'joints': JOINTS, 'desired_timeout': 0.05,
+                  'robot_description': urdf}
+        params.update(node_params)
+        remap = ['-r', '~/effort_commands:=%s/effort_commands' % ns]
+        if trajectory:
+            # the node sees each joint state after the trajectory publisher has answered it
+            remap += ['-r', '~/desired_state:=%s/desired_state' % ns,
+                      '-r', 'joint_states:=%s/joint_states_forwarded' % ns]
+        self.procs = [NodeProcess(sim, ns, command=SIM),
+                      NodeProcess(params, ns, extra_args=remap)]
+        if trajectory:
+            self.procs.append(NodeProcess(dict(trajectory, joints=JOINTS, use_sim_time=True,
+                                               forward_joint_states=True),
+                                          ns, command=TRAJECTORY))
+        if not rclpy.ok():
+            rclpy.init()
+        self.peer = rclpy.create_node('closed_loop_peer', namespace=ns)
+        # one executor for the whole run: it serves every ready subscription in turn
+        self.executor = rclpy.executors.SingleThreadedExecutor()
+        self.executor.add_node(self.peer)
+        self.states, self.gravity = [], []
+        self.peer.create_subscription(JointState, 'joint_states', self.states.append, 100)
+        self.peer.create_subscription(JointState, 'rbd_dynamics/gravity_compensation',
+                                      self.gravity.append, 100)
+
+    def run_until(self, sim_time, timeout=120.0):
+        """Spin until a joint state at or after ``sim_time``: ``(t, q)`` arrays, model order."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=0.05)
+            if self.states and self.stamp(self.states[-1]) >= sim_time:
+                break
+            if not all(p.alive() for p in self.procs):
+                break
+        t = np.array([self.stamp(m) for m in self.states])
+        index = [list(self.states[0].name).index(n) for n in JOINTS] if self.states else []
+        q = np.array([np.asarray(m.position)[index] for m in self.states])
+        return t, q
+
+    @staticmethod
+    def stamp(msg):
+        return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+    def logs(self):
+        return '\n'.join(p.log()[-2000:] for p in self.procs)
+
+    def close(self):
+        self.executor.remove_node(self.peer)
+        self.peer.destroy_node()
+        codes = [p.stop() for p in self.procs]
+        return codes
