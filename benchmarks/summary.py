@@ -2,21 +2,30 @@
 """
 Every performance target with its figure and verdict, from the benchmarks' JSON results.
 
-    python benchmarks/summary.py [--results benchmarks/results]
+    python benchmarks/summary.py [--results benchmarks/results] [--write-docs [PATH]]
 
 Reads ``library.json`` (bench_library.py), ``node.json`` (bench_node.py all), ``soak.json``
 (bench_node.py soak) and ``bag.json`` (bench_bag.py); a missing file is reported as not
-measured. Exit code 0 when every target
-was measured and met.
+measured. Exit code 0 when every target was measured and met.
+
+``--write-docs`` also replaces what lies between the lines ``<!-- summary:begin -->`` and
+``<!-- summary:end -->`` of ``PATH`` (default ``docs/performance.md``) with the same verdicts as
+a Markdown table, preceded by the machine and the versions of the run.
 """
 
 import argparse
+from importlib import metadata
 import json
 import os
+import platform
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+DOCS = os.path.join(os.path.dirname(HERE), 'docs', 'performance.md')
+BEGIN = '<!-- summary:begin -->'
+END = '<!-- summary:end -->'
 RSS_FLAT_MB = 2.0  # growth after the first minute that still counts as noise
+VERDICTS = {True: 'PASS', False: 'FAIL', None: 'NOT MEASURED'}
 
 
 def load(directory, name):
@@ -106,19 +115,113 @@ def targets(library, node, soak, bag=None):
     return rows
 
 
+def _installed(distribution):
+    """Return the installed version of ``distribution``, or ``'not installed'``."""
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return 'not installed'
+
+
+def machine_line(library):
+    """
+    Return the line naming the machine and the versions a run used.
+
+    Parameters
+    ----------
+    library : dict or None
+        The contents of ``library.json``; its ``machine`` entry wins over this interpreter's
+        own environment, which fills in what the file does not record.
+
+    Returns
+    -------
+    str
+        One line of Markdown.
+
+    """
+    machine = (library or {}).get('machine') or {}
+    return ('Machine: %s, %s CPUs, %s; Python %s, NumPy %s, numba %s, Pinocchio %s.' % (
+        machine.get('processor') or platform.processor() or platform.machine(),
+        machine.get('cpus') or os.cpu_count(),
+        machine.get('platform') or platform.platform(),
+        machine.get('python') or platform.python_version(),
+        machine.get('numpy') or _installed('numpy'),
+        machine.get('numba') or _installed('numba'),
+        machine.get('pinocchio') or _installed('pin')))
+
+
+def markdown(rows, library):
+    """
+    Return the text that goes between the summary markers of the performance page.
+
+    Parameters
+    ----------
+    rows : list of tuple
+        ``(what, measured, met)`` as :func:`targets` returns them.
+    library : dict or None
+        The contents of ``library.json`` (for the machine line).
+
+    Returns
+    -------
+    str
+        Lines of Markdown, each ending with a newline.
+
+    """
+    lines = ['Written by benchmarks/summary.py from the last run of scripts/bench.sh.', '',
+             machine_line(library), '',
+             '| target | figure | verdict |',
+             '| --- | --- | --- |']
+    for what, measured, met in rows:
+        lines.append('| %s | %s | %s |' % (what.replace('|', '\\|'),
+                                           measured.replace('|', '\\|'), VERDICTS[met]))
+    return '\n'.join(lines) + '\n'
+
+
+def write_docs(path, text):
+    """
+    Replace the lines between the summary markers of ``path`` with ``text``.
+
+    Raises
+    ------
+    ValueError
+        When ``path`` lacks either marker line, or has them in the wrong order.
+
+    """
+    with open(path) as stream:
+        lines = stream.read().split('\n')
+    try:
+        begin = lines.index(BEGIN)
+        end = lines.index(END, begin + 1)
+    except ValueError:
+        raise ValueError('%s has no lines %s ... %s to write between' % (path, BEGIN, END))
+    lines[begin + 1:end] = text.rstrip('\n').split('\n')
+    with open(path, 'w') as stream:
+        stream.write('\n'.join(lines))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--results', default=os.path.join(HERE, 'results'))
+    parser.add_argument('--write-docs', nargs='?', const=DOCS, default=None, metavar='PATH',
+                        help='write the table into PATH between the summary markers '
+                             '(default: %(const)s)')
     args = parser.parse_args()
-    rows = targets(load(args.results, 'library.json'), load(args.results, 'node.json'),
+    library = load(args.results, 'library.json')
+    rows = targets(library, load(args.results, 'node.json'),
                    load(args.results, 'soak.json'), load(args.results, 'bag.json'))
     width = max(len(what) for what, _, _ in rows)
     for what, measured, met in rows:
-        verdict = {True: 'PASS', False: 'FAIL', None: 'NOT MEASURED'}[met]
-        print('%-*s  %-52s %s' % (width, what, measured, verdict))
+        print('%-*s  %-52s %s' % (width, what, measured, VERDICTS[met]))
     failed = [what for what, _, met in rows if met is not True]
     print('every target met' if not failed else '%d of %d targets not met or not measured'
           % (len(failed), len(rows)))
+    if args.write_docs:
+        try:
+            write_docs(args.write_docs, markdown(rows, library))
+        except (OSError, ValueError) as exc:
+            print('--write-docs: %s' % exc, file=sys.stderr)
+            return 2
+        print('table written to %s' % args.write_docs)
     return 0 if not failed else 1
 
 

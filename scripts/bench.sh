@@ -2,7 +2,7 @@
 # Set everything up (scripts/setup_env.sh) and run the benchmarks: the library against
 # Pinocchio, the node against a bare rclpy relay (latency, drops, start-up), a soak, and the
 # offline bag tool against the bag reader alone; then print every target with its figure and
-# verdict (benchmarks/summary.py).
+# verdict (benchmarks/summary.py), and write that table into docs/performance.md.
 #
 #   bash scripts/bench.sh           about 25 minutes (the soak alone takes 10)
 #   bash scripts/bench.sh --quick   about 6 minutes: shorter blocks, a 2-minute soak, a
@@ -26,4 +26,4 @@ py="$venv/bin/python"
 "$py" benchmarks/bench_node.py all "${quick[@]}"
 "$py" benchmarks/bench_node.py soak "${quick[@]}"
 "$py" benchmarks/bench_bag.py "${bag[@]}" --out benchmarks/results/bag.json
-exec "$py" benchmarks/summary.py
+exec "$py" benchmarks/summary.py --write-docs
