@@ -6,6 +6,10 @@ the node declares its parameters from and checks every change against; :func:`ch
 only per-value validation. Checks that relate several parameters (a gain list against the
 number of joints) belong to :class:`rbd_dynamics.control.law.Setup`, which the node builds for
 every change.
+
+The table is also the source of the documentation: ``python -m rbd_dynamics.ros.parameters``
+prints the Markdown table of ``docs/node.md`` (:func:`markdown_table`), and a test holds that
+page and ``config/rbd_dynamics.yaml`` equal to it.
 """
 
 import math
@@ -200,3 +204,39 @@ def check(spec, value):
     """Why ``value`` is not acceptable for ``spec`` on its own, or ``''``."""
     reason = spec.check(value)
     return '%s %s' % (spec.name, reason) if reason else ''
+
+
+#: The sensor name the documentation shows in ``wrench.<n>.*``.
+SENSOR_PLACEHOLDER = '<n>'
+
+
+def all_specs(sensor=SENSOR_PLACEHOLDER):
+    """Return every parameter: the node's, then those of a sensor named ``sensor``."""
+    return PARAMETERS + sensor_parameters(sensor)
+
+
+def _markdown_value(value):
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    if isinstance(value, str):
+        return value or "''"
+    return str(value)
+
+
+def markdown_table():
+    """Return the Markdown table of every parameter: name, default and meaning."""
+    rows = ['| name | default | meaning |', '| --- | --- | --- |']
+    for spec in all_specs():
+        meaning = spec.description
+        choices = spec.constraints.split(' or ')
+        if spec.constraints and not all(choice in meaning for choice in choices):
+            meaning += ' (%s)' % spec.constraints
+        if spec.read_only:
+            meaning += '; read-only'
+        meaning = meaning.replace('|', '\\|').replace('<', '&lt;').replace('>', '&gt;')
+        rows.append('| `%s` | `%s` | %s |' % (spec.name, _markdown_value(spec.default), meaning))
+    return '\n'.join(rows) + '\n'
+
+
+if __name__ == '__main__':
+    print(markdown_table(), end='')
