@@ -390,12 +390,12 @@ def test_compile_later():
     f_ext = {'ft_frame': rng.normal(size=6)}
     before = (rbd.rnea(model, q, qd, qdd, f_ext), rbd.gravity_torques(model, q),
               rbd.payload_wrench(model, 'ft_frame', q, qd, qdd))
-    assert model._payload_state[1]['ft_frame'].packed is None
+    assert model.runtime.beyond['ft_frame'].packed is None
     assert model.compile() and model.packed is not None
     assert model.compile()  # once is enough
     after = (rbd.rnea(model, q, qd, qdd, f_ext), rbd.gravity_torques(model, q),
              rbd.payload_wrench(model, 'ft_frame', q, qd, qdd))
-    assert model._payload_state[1]['ft_frame'].packed is not None
+    assert model.runtime.beyond['ft_frame'].packed is not None
     for a, b in zip(before, after):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
 
