@@ -190,8 +190,7 @@ def z_to_axis(axis):
     """
     Return the rotation ``Q`` (3x3) that turns z onto the unit vector ``axis``.
 
-    The rotation ``Q`` (3x3) that turns z onto the unit vector ``axis``: identity for z, half
-    a turn about x for -z, the smallest turn otherwise.
+    Identity for z, half a turn about x for -z, the smallest turn otherwise.
     """
     k = np.array([-axis[1], axis[0], 0.0])  # z x axis
     sin = np.linalg.norm(k)
@@ -393,9 +392,8 @@ def _kernel(**options):
     Compile a kernel the one way every function here is compiled.
 
     ``njit``, cached, and without numba's reference-counting runtime where this numba
-    version can leave it out. Every compiled function here is built this way: a function that
-    both kinds of caller share would otherwise be cached for one kind and loaded for the
-    other.
+    version can leave it out: a function that two kinds of caller share would otherwise be
+    cached for one kind and loaded for the other.
     """
     try:
         return njit(cache=True, _nrt=False, **options)
@@ -660,8 +658,8 @@ if AVAILABLE:
         """
         Return ``E``, ``r`` of body ``i`` and the number of its joint's velocities.
 
-        ``E``, ``r`` of body ``i`` (stored in the work row for the backward pass) and the
-        number of its joint's velocities; ``S`` of a multi-DoF joint is written.
+        ``E`` and ``r`` are also stored in the work row for the backward pass; ``S`` of a
+        multi-DoF joint is written.
         """
         bi = layout.body_ints
         jt = bi[i, BI_JTYPE]
@@ -756,8 +754,7 @@ if AVAILABLE:
         """
         Run the backward pass and fold mimic joints into their masters.
 
-        Backward pass: ``tau_i = S_i^T f_i``, ``f_parent += X^T f_i``; then fold mimic
-        joints into their masters.
+        ``tau_i = S_i^T f_i``, ``f_parent += X^T f_i`` (Table 5.1).
         """
         bi, body, wb, S, tauf = (layout.body_ints, layout.body, layout.work, layout.subspace,
                                  layout.tauf)
