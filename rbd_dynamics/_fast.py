@@ -41,15 +41,17 @@ index to correct on each access, which halves the cost of a body. One argument f
 model keeps a call short: each array argument costs the call some time. Every compiled function
 here is built without numba's reference-counting runtime (they only read and write arrays they
 are given), which makes passing an array much cheaper still. The single-state entry points check
-sizes themselves and return 1 when they do not fit; after :func:`warm_up` the callers reach the
-compiled code through :data:`ENTRY` directly, without numba's type dispatch, so
-:func:`single_state_inputs` must hold for what they pass.
+sizes themselves and return a status, :data:`OK` or :data:`BAD_SIZES`; after :func:`warm_up`
+the callers reach the compiled code through the packed model's ``rnea1``, ``gravity1`` and
+``body_force1`` (the :data:`ENTRY` functions) directly, without numba's type dispatch, so they
+pass only what :func:`single_state_forces` accepts.
 
 :func:`decode` is the one reader of this layout: :class:`PackedModel` names its views with it,
 and the kernels (where it is compiled inline) read the model through the :class:`Layout` it
 returns.
 
-The compiled functions are cached on disk by numba; :func:`warm_up` compiles (or loads) them.
+The compiled functions are cached on disk by numba; :func:`warm_up` compiles (or loads) all of
+them, the batch kernels included, before a model puts its packed model in use.
 Set ``RBD_DYNAMICS_DISABLE_JIT=1`` to use the NumPy reference everywhere.
 """
 
@@ -136,6 +138,11 @@ W_E, W_R, W_W, W_V, W_AW, W_AL, W_N, W_F = 0, 9, 12, 15, 18, 21, 24, 27
 WORK_FLOATS = 30
 MODE_FULL = 0
 MODE_STATIC = 1
+#: Status of the single-state entry points: done.
+OK = 0
+#: Status of the single-state entry points: an array does not have the model's size (nothing
+#: computed; the general path then reports which).
+BAD_SIZES = 1
 _EYE3 = np.eye(3)
 _F8 = np.dtype(np.float64)
 #: public ``[force, torque]`` <-> Featherstone ``[n, f]`` (its own inverse)
@@ -183,8 +190,7 @@ def z_to_axis(axis):
     """
     Return the rotation ``Q`` (3x3) that turns z onto the unit vector ``axis``.
 
-    The rotation ``Q`` (3x3) that turns z onto the unit vector ``axis``: identity for z, half
-    a turn about x for -z, the smallest turn otherwise.
+    Identity for z, half a turn about x for -z, the smallest turn otherwise.
     """
     k = np.array([-axis[1], axis[0], 0.0])  # z x axis
     sin = np.linalg.norm(k)
@@ -219,12 +225,30 @@ class PackedModel:
         coordinates) to a body force in packed body coordinates, for links on moving bodies.
     zero_fext
         ``(nb, 6)`` zeros, never written: no external force.
+    source_inertia
+        the ``(nb, 6, 6)`` inertias packed into ``blob`` (model body coordinates).
+    link_body
+        the model's link -> body map (for :func:`single_state_forces`).
     rnea1, gravity1, body_force1
-        the entry points of :data:`ENTRY`, set by :func:`warm_up`.
+        the single-state entry points (:data:`ENTRY`), ``None`` until :meth:`bind_entry_points`
+        (which :func:`warm_up` calls); they return :data:`OK` or :data:`BAD_SIZES`.
 
     """
 
-    def __init__(self, model):
+    # Slots: the single-state calls read a few attributes around a microsecond of kernel, and
+    # a slot is the quickest attribute there is.
+    __slots__ = ('nb', 'nqf', 'nvf', 'nq', 'nv', 'rotation', 'link_body', 'link_wrench_to_body',
+                 'blob', 'layout', 'source_inertia', 'zero_fext', 'rnea1', 'gravity1',
+                 'body_force1') + Layout._fields
+
+    def __init__(self, model, inertia=None):
+        """
+        Pack ``model``, with ``inertia`` (``(nb, 6, 6)``) instead of ``model.inertia``.
+
+        The entry points stay ``None`` until :func:`warm_up`.
+        """
+        if inertia is None:
+            inertia = model.inertia
         nb, nqf, nvf = model.nb, model.nqf, model.nvf
         self.nb, self.nqf, self.nvf, self.nq, self.nv = nb, nqf, nvf, model.nq, model.nv
         codes = [JTYPE_CODES[j.jtype] for j in model.joints]
@@ -252,6 +276,7 @@ class PackedModel:
                     body[i, B_E1:B_E1 + 3] = joint._plane[:, 0]
                     body[i, B_E2:B_E2 + 3] = joint._plane[:, 1]
         self.rotation = rotation
+        self.link_body = model.link_body
         self.link_wrench_to_body = {
             link: _rot6(rotation[b].T) @ model.link_force_to_body[link] @ SWAP
             for link, b in model.link_body.items() if b >= 0}
@@ -278,8 +303,16 @@ class PackedModel:
         self.q_off[...] = model.q_off
         self.v_mult[...] = model.v_mult
         self.body[...] = body
-        self.inertia[...] = self.pack_inertia(model.inertia)
+        self.inertia[...] = self.pack_inertia(inertia)
+        self.source_inertia = inertia
         self.zero_fext = np.zeros((nb, 6))
+        self.rnea1 = self.gravity1 = self.body_force1 = None
+
+    def bind_entry_points(self):
+        """Take the compiled single-state entry points of :data:`ENTRY` (after warm_up)."""
+        self.rnea1 = ENTRY['rnea1']
+        self.gravity1 = ENTRY['gravity1']
+        self.body_force1 = ENTRY['body_force1']
 
     def _views(self):
         """Name the views of ``blob``: ``layout`` and an attribute for each of its fields."""
@@ -291,8 +324,8 @@ class PackedModel:
         """
         Pack ``(nb, 6, 6)`` spatial inertias into ``(nb, 10)`` rows.
 
-        ``(nb, 6, 6)`` spatial inertias in model body coordinates -> ``(nb, 10)``: mass,
-        ``h = m c`` and the rotational inertia at the origin, in packed body coordinates.
+        The inertias are in model body coordinates; each row holds the mass, ``h = m c`` and
+        the rotational inertia at the origin, in packed body coordinates.
         """
         out = np.zeros((inertia.shape[0], INERTIA_FLOATS))
         for i, Q in enumerate(self.rotation):
@@ -309,13 +342,13 @@ class PackedModel:
         """
         Return a copy with other inertias and its own workspace.
 
-        A copy whose bodies have the ``(nb, 6, 6)`` inertias (model body coordinates), with
-        its own workspace.
+        ``inertia``: ``(nb, 6, 6)``, model body coordinates. The copy keeps the entry points.
         """
         other = copy.copy(self)
         other.blob = self.blob.copy()
         other._views()
         other.inertia[...] = self.pack_inertia(inertia)
+        other.source_inertia = inertia
         return other
 
     def forces_in(self, fext):
@@ -326,20 +359,38 @@ class PackedModel:
         return out
 
 
-def single_state_inputs(q, qd=None, qdd=None):
+def single_state_forces(packed, f_ext, q, qd=None, qdd=None):
     """
-    Tell whether the arrays may go to an :data:`ENTRY` function.
+    Return the external forces of a single-state entry point call, or ``None``.
 
-    True when the arrays may go to an :data:`ENTRY` function: float64 vectors (any strides).
-
-    Those functions skip numba's type checks, so anything else must not reach them.
+    The one gate of the single-state entry points: they skip numba's type checks, so only
+    float64 vectors (any strides; ``qd``, ``qdd`` may be ``None``: unused) may reach them, and
+    ``f_ext`` must be ``None``/empty or a dict of ``(6,)`` float arrays on links of the model.
+    For those inputs the result is the ``(nb, 6)`` body forces in packed body coordinates (the
+    shared zeros without ``f_ext``); for anything else ``None``: the caller then takes the
+    general path, which converts, validates and reports errors. Sizes are left to the kernels
+    (:data:`BAD_SIZES`).
     """
     try:
-        return (q.dtype is _F8 and q.ndim == 1
+        if not (q.dtype is _F8 and q.ndim == 1
                 and (qd is None or (qd.dtype is _F8 and qd.ndim == 1))
-                and (qdd is None or (qdd.dtype is _F8 and qdd.ndim == 1)))
+                and (qdd is None or (qdd.dtype is _F8 and qdd.ndim == 1))):
+            return None
     except AttributeError:  # not an array
-        return False
+        return None
+    if not f_ext:
+        return packed.zero_fext
+    out = np.zeros((packed.nb, 6))
+    to_body = packed.link_wrench_to_body
+    link_body = packed.link_body
+    for link, wrench in f_ext.items():
+        body = link_body.get(link)
+        if body is None or wrench.__class__ is not np.ndarray or wrench.shape != (6,) or \
+                wrench.dtype is not _F8:
+            return None
+        if body >= 0:  # (on the base it is carried by the world: no joint torque)
+            out[body] += to_body[link] @ wrench
+    return out
 
 
 def _kernel(**options):
@@ -347,9 +398,8 @@ def _kernel(**options):
     Compile a kernel the one way every function here is compiled.
 
     ``njit``, cached, and without numba's reference-counting runtime where this numba
-    version can leave it out. Every compiled function here is built this way: a function that
-    both kinds of caller share would otherwise be cached for one kind and loaded for the
-    other.
+    version can leave it out: a function that two kinds of caller share would otherwise be
+    cached for one kind and loaded for the other.
     """
     try:
         return njit(cache=True, _nrt=False, **options)
@@ -614,8 +664,8 @@ if AVAILABLE:
         """
         Return ``E``, ``r`` of body ``i`` and the number of its joint's velocities.
 
-        ``E``, ``r`` of body ``i`` (stored in the work row for the backward pass) and the
-        number of its joint's velocities; ``S`` of a multi-DoF joint is written.
+        ``E`` and ``r`` are also stored in the work row for the backward pass; ``S`` of a
+        multi-DoF joint is written.
         """
         bi = layout.body_ints
         jt = bi[i, BI_JTYPE]
@@ -710,8 +760,7 @@ if AVAILABLE:
         """
         Run the backward pass and fold mimic joints into their masters.
 
-        Backward pass: ``tau_i = S_i^T f_i``, ``f_parent += X^T f_i``; then fold mimic
-        joints into their masters.
+        ``tau_i = S_i^T f_i``, ``f_parent += X^T f_i`` (Table 5.1).
         """
         bi, body, wb, S, tauf = (layout.body_ints, layout.body, layout.work, layout.subspace,
                                  layout.tauf)
@@ -738,25 +787,25 @@ if AVAILABLE:
 
     @_kernel()
     def rnea1(blob, q, qd, qdd, fext, tau):
-        """One state; 1 for bad sizes."""
+        """One state: :data:`OK`, or :data:`BAD_SIZES` (nothing computed)."""
         layout = _decode(blob)
         hdr = layout.header
         nv = hdr[H_NV]
         if q.shape[0] != hdr[H_NQ] or qd.shape[0] != nv or qdd.shape[0] != nv or \
                 tau.shape[0] != nv or fext.shape[0] != hdr[H_NB]:
-            return 1
+            return BAD_SIZES
         _rnea_state(layout, q, qd, qdd, fext, tau)
-        return 0
+        return OK
 
     @_kernel()
     def gravity1(blob, q, fext, tau):
-        """One static state (zero velocity and acceleration); 1 for bad sizes."""
+        """One static state (zero velocity and acceleration): :data:`OK` or :data:`BAD_SIZES`."""
         layout = _decode(blob)
         hdr = layout.header
         if q.shape[0] != hdr[H_NQ] or tau.shape[0] != hdr[H_NV] or fext.shape[0] != hdr[H_NB]:
-            return 1
+            return BAD_SIZES
         _static_state(layout, q, fext, tau)
-        return 0
+        return OK
 
     @_kernel()
     def body_force1(blob, q, qd, qdd, fext, static, body, out):
@@ -764,23 +813,24 @@ if AVAILABLE:
         Compute the force that carries ``body`` and everything beyond it.
 
         One state (static: ``qd``, ``qdd`` unused); ``out`` gets the force ``[n, f]`` of
-        ``body`` after the backward pass, everything beyond it included. 1 for bad sizes.
+        ``body`` after the backward pass, everything beyond it included. Returns :data:`OK`
+        or :data:`BAD_SIZES`.
         """
         layout = _decode(blob)
         hdr = layout.header
         nv = hdr[H_NV]
         if q.shape[0] != hdr[H_NQ] or fext.shape[0] != hdr[H_NB] or out.shape[0] != 6 or \
                 not 0 <= body < hdr[H_NB]:
-            return 1
+            return BAD_SIZES
         if static:
             _static_state(layout, q, fext, layout.spare)
         else:
             if qd.shape[0] != nv or qdd.shape[0] != nv:
-                return 1
+                return BAD_SIZES
             _rnea_state(layout, q, qd, qdd, fext, layout.spare)
         for k in range(6):
             out[k] = layout.work[body, W_N + k]
-        return 0
+        return OK
 
     @_kernel(inline='always')
     def _batch_state(layout, q, qd, qdd, fext, tau, mode, s):
@@ -803,8 +853,8 @@ if AVAILABLE:
         """
         Run :func:`_batch` in ranges on numba's threads.
 
-        :func:`_batch` split into ranges run on numba's threads, one copy of the blob (and
-        so of the workspace) in each row of ``blobs``.
+        Each range works on its own copy of the blob (and so of the workspace): one row of
+        ``blobs``.
         """
         count = q.shape[0]
         chunks = blobs.shape[0]
@@ -820,7 +870,7 @@ PARALLEL_BATCH = 256
 
 #: The single-state entry points (``rnea1``, ``gravity1``, ``body_force1``) as the callers
 #: reach them after :func:`warm_up`: the compiled code itself where numba exposes it, else the
-#: numba dispatchers. Only inputs for which :func:`single_state_inputs` holds may reach them.
+#: numba dispatchers. Only inputs that :func:`single_state_forces` accepts may reach them.
 ENTRY = {}
 
 
@@ -828,9 +878,8 @@ def rnea_batch(packed, q, qd, qdd, fext, tau, mode=MODE_FULL):
     """
     Run the compiled RNEA on a batch.
 
-    Run the compiled RNEA on contiguous ``(B, n)`` arrays; ``fext`` ``(B or 1, nb, 6)`` in
-    packed body coordinates.
-
+    ``q``, ``qd``, ``qdd``: contiguous, writable ``(B, n)`` float64 arrays; ``fext``
+    ``(B or 1, nb, 6)`` in packed body coordinates; ``tau`` ``(B, nv)`` receives the result.
     The batch works in its own copies of the workspace, so it never disturbs single calls.
     """
     threads = numba.get_num_threads()
@@ -842,16 +891,24 @@ def rnea_batch(packed, q, qd, qdd, fext, tau, mode=MODE_FULL):
 
 def warm_up(packed):
     """
-    Compile the single-state kernels and give ``packed`` its entry points.
+    Compile every kernel, run each once on ``packed`` and give it its entry points.
 
-    Compile (or load from numba's on-disk cache) the single-state kernels, fill
-    :data:`ENTRY` and give ``packed`` its entry points.
+    Compiles (or loads from numba's on-disk cache) the single-state kernels, fills
+    :data:`ENTRY`, then the batch kernels, serial and parallel, so that a model that puts
+    ``packed`` in use afterwards never waits on a compilation, not even at its first batch
+    (in the node, the first planned trajectory).
 
     The single-state entry points are compiled for float64 vectors of any strides (read, never
     written) and then frozen: in the dispatcher, anything else (a list, an integer array)
     raises ``TypeError`` at once instead of compiling a new variant in the middle of a control
-    loop. The batch kernels are compiled (or loaded) by the first batch: a control loop makes
-    single-state calls, and a first start should not wait for what it does not use.
+    loop. The batch kernels are run here on the one array type :func:`rnea_batch`'s callers
+    pass (contiguous, writable), so the batch that follows finds them ready.
+
+    Raises
+    ------
+    RuntimeError
+        a kernel refused the neutral state of ``packed``.
+
     """
     vec = types.float64[::1]
     any_vec = types.Array(types.float64, 1, 'A', readonly=True)  # q, qd, qdd: only read
@@ -869,21 +926,32 @@ def warm_up(packed):
             ENTRY[name] = _entry_point(dispatcher)
     # Freshly compiled, the single-state kernels exist for vectors of any strides; the batch
     # kernels call them with contiguous rows, which that version takes: compiling another
-    # one for them would only make the first batch slower. (Loaded from the disk cache they
-    # have no signature in this process, and the batch kernels come from the cache too.)
+    # one for them would only make the batch kernels' compilation longer. (Loaded from the
+    # disk cache they have no signature in this process, and the batch kernels come from the
+    # cache too; freezing them then would leave a batch kernel compiled later nothing to
+    # call: numba's TypingError.)
     for kernel in (_rnea_state, _static_state):
         if kernel.signatures:
             kernel.disable_compile()
+    packed.bind_entry_points()
     q = _neutral(packed)
     zero = np.zeros(packed.nv)
     tau = np.zeros(packed.nv)
     fext = np.zeros((packed.nb, 6))
-    if ENTRY['rnea1'](packed.blob, q, zero, zero, fext, tau) or \
-            ENTRY['gravity1'](packed.blob, q, fext, tau):
+    if packed.rnea1(packed.blob, q, zero, zero, fext, tau) != OK or \
+            packed.gravity1(packed.blob, q, fext, tau) != OK:
         raise RuntimeError('the compiled kernels refused a neutral state')
-    packed.rnea1 = ENTRY['rnea1']
-    packed.gravity1 = ENTRY['gravity1']
-    packed.body_force1 = ENTRY['body_force1']
+    # The batch kernels, on two states of the same arrays _compiled_batch passes.
+    q = np.tile(q, (2, 1))
+    zero = np.zeros((2, packed.nv))
+    tau = np.zeros((2, packed.nv))
+    fext = np.zeros((1, packed.nb, 6))
+    for mode in (MODE_FULL, MODE_STATIC):
+        _batch(packed.blob.copy(), q, zero, zero, fext, tau, mode)
+        _batch_parallel(np.tile(packed.blob, (2, 1)), q, zero, zero, fext, tau, mode)
+    if not np.all(np.isfinite(tau)):
+        raise RuntimeError('the compiled batch kernels gave non-finite torques at a neutral '
+                           'state')
 
 
 def _entry_point(dispatcher):
@@ -894,11 +962,7 @@ def _entry_point(dispatcher):
 
 
 def _neutral(packed):
-    """
-    Return a valid configuration.
-
-    Zeros, with unit quaternions for spherical and floating joints.
-    """
+    """Return a valid configuration: zeros, with unit quaternions for spherical and floating."""
     q = np.zeros(packed.nq)
     for jt, q_start in packed.body_ints[:, [BI_JTYPE, BI_Q_START]]:
         if jt == JT_SPHERICAL or jt == JT_FLOATING:

@@ -2,16 +2,26 @@
 Inverse dynamics: the recursive Newton-Euler algorithm with external wrenches (Table 5.1).
 
 This module is the reference implementation: NumPy, shaped like the book, vectorised over a batch
-of states. ``rnea`` and ``gravity_torques`` hand single states to the compiled path
+of states. ``rnea``, ``gravity_torques`` and ``payload_wrench`` hand states to the compiled path
 (:mod:`rbd_dynamics._fast`) when it is available; both give the same numbers.
+
+Each call reads ``model.runtime`` (the payload-dependent part of the model, see
+:mod:`rbd_dynamics.model`) once and computes with that state alone. A single state of float64
+vectors goes straight to a compiled entry point when
+:func:`~rbd_dynamics._fast.single_state_forces` accepts it; everything else (batches, lists,
+other dtypes, bad sizes) takes the general way, which converts, validates and reports errors.
 """
 
 import numpy as np
 
 from . import _fast
-from ._fast import _F8
+from ._fast import OK, single_state_forces
 from .joints import jcalc
 from .spatial import cross_force, cross_motion, from_public, to_public
+
+#: ``np.empty`` as a global of this module: the single-state calls take about a microsecond,
+#: and an attribute lookup fewer is measurable there.
+_empty = np.empty
 
 
 def _batch(name, value, size):
@@ -126,7 +136,7 @@ def rnea_bodies(model, qf, qdf, qddf, fext=None, inertia=None):
 
     """
     if inertia is None:
-        inertia = model.inertia
+        inertia = model.runtime.inertia
     count = qf.shape[0]
     nb = model.nb
     a_base = np.zeros((count, 6))
@@ -196,37 +206,28 @@ def rnea(model, q, qd, qdd, f_ext=None):
         an ``f_ext`` key that is not a link (a ``KeyError`` and ``ValueError``).
 
     """
-    packed = model.packed
+    runtime = model.runtime
+    packed = runtime.packed
     if packed is not None:
-        # Float64 vectors go straight to the compiled single-state kernel, which checks their
-        # sizes (1: they do not fit). It must get nothing else (see _fast.single_state_inputs,
-        # written out here because this is the hot path); everything else goes the general
-        # way below, which converts, validates and reports errors.
-        try:
-            single = (q.dtype is _F8 and qd.dtype is _F8 and qdd.dtype is _F8
-                      and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1)
-        except AttributeError:  # not arrays
-            single = False
-        if single:
-            fext = _state_forces(model, packed, f_ext) if f_ext else packed.zero_fext
-            if fext is not None:
-                tau = np.empty(packed.nv)
-                if not packed.rnea1(packed.blob, q, qd, qdd, fext, tau):
-                    return tau
+        fext = single_state_forces(packed, f_ext, q, qd, qdd)
+        if fext is not None:
+            tau = _empty(packed.nv)
+            if packed.rnea1(packed.blob, q, qd, qdd, fext, tau) == OK:
+                return tau
     q, qd, qdd, shape = _prepare(model, q, qd, qdd)
     fext = external_forces(model, f_ext, shape)
     if packed is not None:
-        return _compiled_batch(packed, q, qd, qdd, fext, _fast.MODE_FULL).reshape(
-            shape + (model.nv,))
-    return rnea_reference(model, q, qd, qdd, fext).reshape(shape + (model.nv,))
+        tau = _compiled_batch(packed, q, qd, qdd, fext, _fast.MODE_FULL)
+    else:
+        tau = rnea_reference(model, q, qd, qdd, fext, runtime.inertia)
+    return tau.reshape(shape + (model.nv,))
 
 
 def _compiled_batch(packed, q, qd, qdd, fext, mode):
     """
-    Run the compiled kernels on checked arrays.
+    Run the compiled kernels on checked ``(B, n)`` arrays: ``(B, nv)`` torques.
 
-    The compiled kernels over checked ``(B, n)`` arrays and ``None`` or ``(nb, B, 6)``
-    forces in model body coordinates: ``(B, nv)`` torques.
+    ``fext``: ``None`` or ``(nb, B, 6)`` forces in model body coordinates.
     """
     tau = np.empty((q.shape[0], packed.nv))
     if fext is None:
@@ -241,31 +242,14 @@ def _compiled_batch(packed, q, qd, qdd, fext, mode):
     return tau
 
 
-def rnea_reference(model, q, qd, qdd, fext=None):
-    """Run the NumPy RNEA on checked ``(B, n)`` arrays: ``(B, nv)`` torques (no compiled path)."""
+def rnea_reference(model, q, qd, qdd, fext=None, inertia=None):
+    """
+    Run the NumPy RNEA on checked ``(B, n)`` arrays: ``(B, nv)`` torques (no compiled path).
+
+    ``inertia``: ``(nb, 6, 6)`` body inertias, ``None`` for the model's current ones.
+    """
     qf, qdf, qddf = full_coordinates(model, q, qd, qdd)
-    return fold_torques(model, rnea_bodies(model, qf, qdf, qddf, fext)[0])
-
-
-def _state_forces(model, packed, f_ext):
-    """
-    Pack a dict of single wrenches for the compiled single-state call.
-
-    ``(nb, 6)`` body forces in packed body coordinates from a dict of single wrenches, or
-    ``None`` when the dict is not that (the general path then validates and reports).
-
-    The common case (float arrays of 6 on known links) is summed directly.
-    """
-    out = np.zeros((model.nb, 6))
-    to_body = packed.link_wrench_to_body
-    link_body = model.link_body
-    for link, wrench in f_ext.items():
-        body = link_body.get(link)
-        if body is None or wrench.__class__ is not np.ndarray or wrench.shape != (6,):
-            return None
-        if body >= 0:  # (on the base it is carried by the world: no joint torque)
-            out[body] += to_body[link] @ wrench
-    return out
+    return fold_torques(model, rnea_bodies(model, qf, qdf, qddf, fext, inertia)[0])
 
 
 def gravity_torques(model, q, f_ext=None):
@@ -286,18 +270,14 @@ def gravity_torques(model, q, f_ext=None):
     ``(..., nv)`` torques that hold the robot still against gravity and ``f_ext``.
 
     """
-    packed = model.packed
+    runtime = model.runtime
+    packed = runtime.packed
     if packed is not None:
-        try:  # as in rnea
-            single = q.dtype is _F8 and q.ndim == 1
-        except AttributeError:
-            single = False
-        if single:
-            fext = _state_forces(model, packed, f_ext) if f_ext else packed.zero_fext
-            if fext is not None:
-                tau = np.empty(packed.nv)
-                if not packed.gravity1(packed.blob, q, fext, tau):
-                    return tau
+        fext = single_state_forces(packed, f_ext, q)
+        if fext is not None:
+            tau = _empty(packed.nv)
+            if packed.gravity1(packed.blob, q, fext, tau) == OK:
+                return tau
     q = _batch('q', q, model.nq)
     shape = q.shape[:-1]
     count = int(np.prod(shape, dtype=np.int64))
@@ -307,16 +287,15 @@ def gravity_torques(model, q, f_ext=None):
     if packed is not None:
         tau = _compiled_batch(packed, q, zeros, zeros, fext, _fast.MODE_STATIC)
     else:
-        tau = rnea_reference(model, q, zeros, zeros, fext)
+        tau = rnea_reference(model, q, zeros, zeros, fext, runtime.inertia)
     return tau.reshape(shape + (model.nv,))
 
 
 class _Beyond:
     """
-    Hold the bodies at and beyond a link.
+    The bodies at and beyond a link, for :func:`payload_wrench`.
 
-    The bodies at and beyond a link, for :func:`payload_wrench` (one per link and payload
-    state, cached).
+    One per link and :class:`~rbd_dynamics.model.RuntimeState`, cached in its ``beyond``.
 
     Attributes
     ----------
@@ -331,45 +310,38 @@ class _Beyond:
         ``(6, 6)`` body force -> force in link coordinates, ``X^-T`` (Featherstone
         order).
     packed
-        the packed model with those inertias (compiled path, moving bodies), or
+        the state's packed model with those inertias (compiled path, moving bodies), or
         ``None``.
     packed_to_public
         ``(6, 6)`` packed body force -> public wrench in link coordinates.
 
     """
 
-    def __init__(self, model, link, link_inertia):
-        self.inertia = np.zeros_like(model.inertia)
+    def __init__(self, model, link, runtime):
+        self.inertia = np.zeros_like(runtime.inertia)
         self.base = np.zeros((6, 6))
         for name in model.subtree_links(link):
             body = model.link_body[name]
             if body >= 0:
-                self.inertia[body] += link_inertia[name]
+                self.inertia[body] += runtime.link_inertia[name]
             else:
-                self.base += link_inertia[name]
+                self.base += runtime.link_inertia[name]
         self.body = model.link_body[link]
         self.to_link = np.linalg.inv(model.link_X[link]).T
         self.packed = None
         self.packed_to_public = None
-        self.use_compiled(model)
-
-    def use_compiled(self, model):
-        """Use the model's compiled path once it has one (for links on moving bodies)."""
-        packed = model.packed
-        if self.packed is None and packed is not None and self.body >= 0:
+        packed = runtime.packed
+        if packed is not None and self.body >= 0:
             self.packed_to_public = (_fast.SWAP @ self.to_link
                                      @ _fast._rot6(packed.rotation[self.body]))
             self.packed = packed.with_inertia(self.inertia)
 
 
-def _beyond(model, link):
-    """Return the cached :class:`_Beyond` of ``link`` for the model's current payloads."""
-    link_inertia, cache = model._payload_state
-    beyond = cache.get(link)
+def _beyond(model, runtime, link):
+    """Return the :class:`_Beyond` of ``link`` for the state ``runtime`` (cached in it)."""
+    beyond = runtime.beyond.get(link)
     if beyond is None:
-        beyond = cache[link] = _Beyond(model, link, link_inertia)
-    elif beyond.packed is None:
-        beyond.use_compiled(model)  # made before the model was compiled
+        beyond = runtime.beyond[link] = _Beyond(model, link, runtime)
     return beyond
 
 
@@ -411,16 +383,19 @@ def payload_wrench(model, link, q, qd=None, qdd=None):
 
     """
     model.check_link(link)
-    beyond = _beyond(model, link)
+    runtime = model.runtime
+    beyond = _beyond(model, runtime, link)
     body = beyond.body
     packed = beyond.packed
-    if packed is not None and _fast.single_state_inputs(q, qd, qdd):
-        out = np.empty(6)
-        zero = packed.zero_v
-        if not packed.body_force1(packed.blob, q, zero if qd is None else qd,
-                                  zero if qdd is None else qdd, packed.zero_fext,
-                                  qd is None and qdd is None, body, out):
-            return beyond.packed_to_public @ out
+    if packed is not None:
+        fext = single_state_forces(packed, None, q, qd, qdd)
+        if fext is not None:
+            out = np.empty(6)
+            zero = packed.zero_v
+            if packed.body_force1(packed.blob, q, zero if qd is None else qd,
+                                  zero if qdd is None else qdd, fext,
+                                  qd is None and qdd is None, body, out) == OK:
+                return beyond.packed_to_public @ out
     q = _batch('q', q, model.nq)
     zeros = np.zeros(q.shape[:-1] + (model.nv,))
     q, qd, qdd, shape = _prepare(model, q, zeros if qd is None else qd,

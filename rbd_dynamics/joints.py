@@ -49,6 +49,31 @@ JOINT_DOFS = {
 
 SUPPORTED_JOINT_TYPES = tuple(JOINT_DOFS)
 
+#: The joint types a URDF may name (``helical`` and ``spherical`` are code-only).
+URDF_JOINT_TYPES = ('revolute', 'continuous', 'prismatic', 'fixed', 'floating', 'planar')
+
+
+def check_joint_type(jtype, where='joint', urdf=False, error=ValueError):
+    """
+    Raise ``error`` naming the supported joint types unless ``jtype`` is one of them.
+
+    Parameters
+    ----------
+    jtype
+        the joint type to check.
+    where
+        what the message starts with (e.g. ``"joint 'elbow'"``).
+    urdf
+        check against :data:`URDF_JOINT_TYPES` instead of :data:`SUPPORTED_JOINT_TYPES`.
+    error
+        the exception class to raise (a ``ValueError``; the parsers raise ``UrdfError``).
+
+    """
+    supported = URDF_JOINT_TYPES if urdf else SUPPORTED_JOINT_TYPES
+    if jtype not in supported:
+        raise error('%s: unknown joint type %r; supported %sjoint types: %s'
+                    % (where, jtype, 'URDF ' if urdf else '', ', '.join(supported)))
+
 
 class JointModel:
     """
@@ -72,9 +97,7 @@ class JointModel:
     __slots__ = ('jtype', 'axis', 'pitch', 'nq', 'nv', '_plane')
 
     def __init__(self, jtype, axis=(1.0, 0.0, 0.0), pitch=0.0):
-        if jtype not in JOINT_DOFS:
-            raise ValueError('unknown joint type %r; supported types: %s'
-                             % (jtype, ', '.join(SUPPORTED_JOINT_TYPES)))
+        check_joint_type(jtype)
         axis = np.asarray(axis, dtype=float).reshape(3)
         norm = np.linalg.norm(axis)
         if not np.isfinite(norm) or norm < 1e-12:

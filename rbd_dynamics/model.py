@@ -2,14 +2,31 @@
 The kinematic tree: links and joints turned into numbered bodies (Featherstone ch. 4).
 
 A :class:`Model` is built once from a :class:`~rbd_dynamics.description.Description` (usually a
-URDF) and never changes. Building it
+URDF). Building it
 
 - picks the root link and orders the tree depth first (children in document order), so that every
   body's parent has a smaller number (``parent[i] < i``, regular numbering);
 - merges links attached by ``fixed`` joints into the moving body they hang from, keeping every link
   addressable by name (``link_body``, ``link_X``) for external wrenches;
 - turns ``<mimic>`` joints into a linear map from the independent coordinates;
-- sums inertias into per-body spatial inertias, in body coordinates.
+- reads the drive values (effort limits, damping, friction), folding mimic joints' into their
+  masters;
+- sums inertias into per-body spatial inertias, in body coordinates;
+
+and then issues the warnings the steps collected, in one place.
+
+What never changes and what does. The tree (names, ``parent``, ``Xtree``, joints, the mimic
+map, the drive values, gravity, the description's own inertias) is fixed when the model is
+built. Two things change at runtime, as Pinocchio keeps its ``Data`` apart from its ``Model``:
+payloads (:meth:`Model.set_payload`) and the compiled path (:meth:`Model.compile`). Everything
+they change -- the body inertias with the payloads, the per-link inertias, the payloads, the
+packed model of the compiled path and the cache of :func:`~rbd_dynamics.payload_wrench` -- lives
+in one :class:`RuntimeState`, which is never modified: a change builds a new one under the
+model's writer lock and swaps the single reference ``model.runtime``. A reader that takes
+``model.runtime`` once therefore sees one consistent set (the packed model always holds the
+inertias beside it), whatever other threads swap meanwhile; ``model.inertia``, ``model.packed``
+and ``model.payloads`` read the current state, so two of them read one after the other may come
+from two states.
 
 Body ``i`` is the child link of the i-th moving joint; the root link and the links fixed to it
 form the (immobile) base, number ``-1``.
@@ -19,6 +36,7 @@ import math
 import os
 import sys
 import threading
+import types
 import warnings
 
 import numpy as np
@@ -29,15 +47,15 @@ from .parsers.description import Description, UrdfError
 from .parsers.files import read_description_file
 from .parsers.urdf import MAX_DESCRIPTION_BYTES, parse_urdf
 from .parsers.urdf_parser_py import description_from_urdf_robot
-from .spatial import frame_transform, rpy_to_matrix, spatial_inertia
+from .spatial import frame_transform, inertia_tensor, rpy_to_matrix, spatial_inertia
 
 
 class DescriptionWarning(UserWarning):
     """
     Something in a usable description is ignored or doubtful.
 
-    Something in a usable description is ignored or doubtful (e.g. a ``<mimic>`` on a fixed
-    joint); the model loads and lists the message in ``model.warnings``.
+    For example a ``<mimic>`` on a fixed joint; the model loads and lists the message in
+    ``model.warnings``.
     """
 
 
@@ -52,8 +70,8 @@ def _warn_caller(message, category):
     """
     Warn at the line that asked for the model.
 
-    ``warnings.warn`` pointing at the first frame outside this package's modules: the line
-    that asked for the model, whichever constructor it went through.
+    ``warnings.warn`` pointing at the first frame outside this package's modules, whichever
+    constructor the call went through.
     """
     frame = sys._getframe(1)
     level = 2
@@ -105,19 +123,23 @@ class Model:
         root_link: name of the root link.
         warnings: tuple of messages about accepted but suspicious input (inconsistent inertias,
             ignored tags), each also issued as a :class:`DescriptionWarning`.
-        payloads: link -> :class:`Payload` held by it now (see :meth:`set_payload`).
+        runtime: the :class:`RuntimeState` in use: everything that changes at runtime, swapped
+            as one reference (see the module docstring).
+        payloads: link -> :class:`Payload` held by it now (see :meth:`set_payload`), read-only;
+            ``runtime.payloads``.
 
     Featherstone's system model (body ``i`` = child of the i-th moving joint, 0-based):
         nb: number of bodies.
         parent: ``(nb,)`` parent body, -1 for the base.
         joints: :class:`~rbd_dynamics.joints.JointModel` of each body's joint.
         Xtree: ``(nb, 6, 6)`` ``i_X_parent`` at zero joint position (joint frame in parent body).
-        inertia: ``(nb, 6, 6)`` spatial inertia of each body in its own coordinates.
+        inertia: ``(nb, 6, 6)`` spatial inertia of each body in its own coordinates, payloads
+            included (``runtime.inertia``).
         body_joint_names: name of each body's joint (mimic joints included).
         q_start, v_start: first index of each body's coordinates in the full vectors ``qf``/``vf``
             (one entry per body joint, mimic joints included).
         packed: the model packed for the compiled path, ``None`` without numba (or until
-            :meth:`compile`).
+            :meth:`compile`); ``runtime.packed``.
     """
 
     def __init__(self, description, gravity=(0.0, 0.0, -9.81), root_link=None, compiled=True):
@@ -151,24 +173,49 @@ class Model:
         self.gravity = gravity
         self.gravity.setflags(write=False)
         self.name = description.name
-        # each step sets the public attributes it defines and returns what a later step needs
+        # Each step sets the public attributes it defines and returns what a later step needs;
+        # the steps collect their warnings, issued together once the model is whole.
         parent_joint = self._build_tree(description, root_link)
         self._build_bodies(parent_joint)
-        notes = self._build_mimic(description)
-        self._build_inertias(description, notes)
-        self.payloads = {}
-        self._payload_state = (self._link_inertia, {})
+        notes, v_index = self._build_mimic(description)
+        self._build_drive(description, v_index)
+        notes += self._build_inertias(description)
+        self.warnings = tuple(message for message, _ in notes)
+        for message, category in notes:
+            _warn_caller(message, category)
         self._writer = threading.Lock()
-        self.packed = None
+        self.runtime = RuntimeState(self._urdf_inertia, self._urdf_link_inertia, {}, None)
         if compiled:
             self.compile()
+
+    @property
+    def inertia(self):
+        """Return the ``(nb, 6, 6)`` body inertias, payloads included (``runtime.inertia``)."""
+        return self.runtime.inertia
+
+    @property
+    def packed(self):
+        """Return the compiled path's packed model, or ``None`` (``runtime.packed``)."""
+        return self.runtime.packed
+
+    @property
+    def payloads(self):
+        """Return the read-only link -> :class:`Payload` map (``runtime.payloads``)."""
+        return self.runtime.payloads
+
+    @property
+    def _payload_state(self):
+        """Return ``(link inertias, payload_wrench cache)`` of the current state."""
+        runtime = self.runtime
+        return runtime.link_inertia, runtime.beyond
 
     def compile(self):  # noqa: A003 (the public name: README's model.compile())
         """
         Build the compiled path and use it from now on.
 
-        Build the compiled path (compile its kernels, or load them from numba's on-disk
-        cache) and use it from now on; nothing to do without numba or when it is done.
+        Every kernel, the single-state ones and the batch ones, is compiled (or loaded from
+        numba's on-disk cache) before the packed model is put in use, so no later call waits
+        on a compilation. Nothing to do without numba or when it is done.
 
         Calls made meanwhile from other threads take the NumPy path and switch when it is
         ready; the numbers are the same. A first compilation on a machine takes seconds.
@@ -178,19 +225,19 @@ class Model:
         True when the compiled path is in use.
 
         """
-        if self.packed is None and _fast.AVAILABLE:
+        if self.runtime.packed is None and _fast.AVAILABLE:
             try:
-                inertia = self.inertia
-                packed = _fast.PackedModel(self)
+                packed = _fast.PackedModel(self, self.runtime.inertia)
                 _fast.warm_up(packed)
                 with self._writer:
-                    if self.inertia is not inertia:  # a payload changed while compiling
-                        packed = packed.with_inertia(self.inertia)
-                    self.packed = packed
+                    runtime = self.runtime
+                    if runtime.inertia is not packed.source_inertia:  # a payload meanwhile
+                        packed = packed.with_inertia(runtime.inertia)
+                    self.runtime = runtime.replace(packed=packed)
             except Exception as exc:  # a numba that cannot build the kernels: stay correct
                 _warn_caller('compiled RNEA unavailable (%s: %s); using the NumPy path'
                              % (type(exc).__name__, exc), RuntimeWarning)
-        return self.packed is not None
+        return self.runtime.packed is not None
 
     # Payloads ----------------------------------------------------------------------------------
 
@@ -203,10 +250,10 @@ class Model:
         :func:`~rbd_dynamics.payload_wrench` (of any link it is beyond) see it from the next
         call on, on the compiled path without rebuilding the model.
 
-        Threads: the arrays a call reads (``inertia``, ``packed``, the payload wrench cache)
-        are never changed in place; a change builds new ones and swaps the references, so a
-        call running meanwhile on another thread computes wholly with the old payload or
-        wholly with the new one.
+        Threads: a change builds a new :class:`RuntimeState` (inertias, packed model,
+        payloads, payload wrench cache) and swaps ``model.runtime``; a call running meanwhile
+        on another thread took the old state once and computes wholly with the old payload,
+        later calls wholly with the new one.
 
         Parameters
         ----------
@@ -231,12 +278,12 @@ class Model:
         self.check_link(link)
         payload = Payload(mass, com, inertia)
         with self._writer:
-            payloads = dict(self.payloads)
+            payloads = dict(self.runtime.payloads)
             if payload.mass == 0.0:
                 payloads.pop(link, None)
             else:
                 payloads[link] = payload
-            link_inertia = dict(self._link_inertia)
+            link_inertia = dict(self._urdf_link_inertia)
             inertia = self._urdf_inertia.copy()
             for name, item in payloads.items():
                 X = self.link_X[name]
@@ -244,20 +291,20 @@ class Model:
                 link_inertia[name] = link_inertia[name] + extra
                 if self.link_body[name] >= 0:
                     inertia[self.link_body[name]] += extra
-            inertia.setflags(write=False)
-            packed = self.packed
+            packed = self.runtime.packed
             if packed is not None:
                 packed = packed.with_inertia(inertia)
-            # each reader takes one reference: the swaps below need no order among them
-            self.inertia = inertia
-            self.packed = packed
-            self._payload_state = (link_inertia, {})
-            self.payloads = payloads
+            self.runtime = RuntimeState(inertia, link_inertia, payloads, packed)
 
     def clear_payloads(self):
         """Remove every payload."""
-        for link in list(self.payloads):
-            self.set_payload(link, 0.0)
+        with self._writer:
+            if self.runtime.payloads:
+                packed = self.runtime.packed
+                if packed is not None:
+                    packed = packed.with_inertia(self._urdf_inertia)
+                self.runtime = RuntimeState(self._urdf_inertia, self._urdf_link_inertia, {},
+                                            packed)
 
     # Construction ------------------------------------------------------------------------------
 
@@ -479,7 +526,9 @@ class Model:
         self.v_src = np.array(v_src, dtype=np.int64)
         self.v_mult = np.array(v_mult, dtype=float)
         self.has_mimic = bool(mimic)
+        return notes, v_index
 
+    def _build_drive(self, desc, v_index):
         # The drive of a mimic joint moves with its master: its damping torque d k qd_master
         # folds into the master as k^2 d, its Coulomb friction f sign(k qd) as |k| f.
         # (a multi-DoF joint's value holds for each of its velocity coordinates)
@@ -489,16 +538,15 @@ class Model:
             for joint, nv in zip(self.joint_names, self.joint_nv):
                 values[v_index[joint]:v_index[joint] + nv] = getattr(desc.joints[joint], attr)
             setattr(self, name, values)
-        for name, (master, k, _) in mimic.items():
+        for name, (master, k, _) in self.mimic.items():
             i = v_index[master]
             self.damping[i] += k * k * desc.joints[name].damping
             self.friction[i] += abs(k) * desc.joints[name].friction
         for array in (self.effort_limits, self.damping, self.friction):
             array.setflags(write=False)
-        return notes
 
-    def _build_inertias(self, desc, notes):
-        notes = list(notes)
+    def _build_inertias(self, desc):
+        notes = []
         inertia = np.zeros((self.nb, 6, 6))
         link_inertia = {}
         for name in self.link_names:
@@ -513,14 +561,11 @@ class Model:
             if self.link_body[name] >= 0:
                 inertia[self.link_body[name]] += body_inertia
         inertia.setflags(write=False)
-        self.inertia = inertia
         self._urdf_inertia = inertia
-        self._link_inertia = link_inertia
+        self._urdf_link_inertia = link_inertia
         # a wrench in link coordinates, moved to body coordinates: f_B = X^T f_L
         self.link_force_to_body = {name: X.T for name, X in self.link_X.items()}
-        self.warnings = tuple(message for message, _ in notes)
-        for message, category in notes:
-            _warn_caller(message, category)
+        return notes
 
     # Queries -------------------------------------------------------------------------------------
 
@@ -538,6 +583,47 @@ class Model:
     def __repr__(self):
         return ('Model(%r, root_link=%r, nq=%d, nv=%d, bodies=%d, links=%d)'
                 % (self.name, self.root_link, self.nq, self.nv, self.nb, len(self.link_names)))
+
+
+class RuntimeState:
+    """
+    What changes in a model at runtime, as one value that is never modified.
+
+    :meth:`Model.set_payload`, :meth:`Model.clear_payloads` and :meth:`Model.compile` build a
+    new one and swap ``model.runtime`` under the model's writer lock; a reader takes
+    ``model.runtime`` once and computes with that one consistent set.
+
+    Attributes
+    ----------
+    inertia
+        ``(nb, 6, 6)`` body inertias with the payloads, model body coordinates (read-only).
+    link_inertia
+        link -> ``(6, 6)`` inertia of the link and its payload, in its body's coordinates.
+    payloads
+        read-only link -> :class:`Payload`.
+    packed
+        the compiled path's :class:`~rbd_dynamics._fast.PackedModel` holding ``inertia``, or
+        ``None`` (NumPy path).
+    beyond
+        link -> what :func:`~rbd_dynamics.payload_wrench` needs of the bodies beyond it: a
+        cache filled on first use, each entry computed from this state's values alone (so a
+        race only computes an entry twice, equal).
+
+    """
+
+    __slots__ = ('inertia', 'link_inertia', 'payloads', 'packed', 'beyond')
+
+    def __init__(self, inertia, link_inertia, payloads, packed):
+        inertia.setflags(write=False)
+        self.inertia = inertia
+        self.link_inertia = types.MappingProxyType(dict(link_inertia))
+        self.payloads = types.MappingProxyType(dict(payloads))
+        self.packed = packed
+        self.beyond = {}
+
+    def replace(self, packed):
+        """Return the same state with another packed model (and a fresh cache)."""
+        return RuntimeState(self.inertia, self.link_inertia, self.payloads, packed)
 
 
 class Payload:
@@ -578,8 +664,7 @@ class Payload:
         if com.shape != (3,) or not np.isfinite(com).all():
             raise ValueError('payload com must be 3 finite numbers, got %s' % com.tolist())
         if inertia.shape == (6,):
-            xx, xy, xz, yy, yz, zz = inertia
-            inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+            inertia = inertia_tensor(inertia)
         if inertia.shape != (3, 3) or not np.isfinite(inertia).all():
             raise ValueError('payload inertia must be 6 finite numbers (ixx, ixy, ixz, iyy, '
                              'iyz, izz), got %s' % inertia.reshape(-1).tolist())
@@ -612,4 +697,5 @@ def _listing(names, limit=20):
     return text + (', ... (%d in all)' % len(names) if len(names) > limit else '')
 
 
-__all__ = ['Description', 'InertiaWarning', 'Model', 'Payload', 'UnknownLinkError', 'UrdfError']
+__all__ = ['Description', 'InertiaWarning', 'Model', 'Payload', 'RuntimeState', 'UnknownLinkError',
+           'UrdfError']

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..joints import SUPPORTED_JOINT_TYPES
+from ..joints import check_joint_type, URDF_JOINT_TYPES
 
 #: Moments of inertia below ``-NEGATIVE_INERTIA_TOLERANCE`` [kg m^2] are errors; smaller negative
 #: values are rounding noise that real descriptions contain (talos: -5.4e-20), loaded with a
@@ -133,8 +133,8 @@ class Description:
 
     """
 
-    #: Joint types a URDF may name (``helical`` and ``spherical`` are code-only).
-    URDF_JOINT_TYPES = ('revolute', 'continuous', 'prismatic', 'fixed', 'floating', 'planar')
+    #: Joint types a URDF may name (``rbd_dynamics.joints.URDF_JOINT_TYPES``).
+    URDF_JOINT_TYPES = URDF_JOINT_TYPES
 
     def __init__(self, name=''):
         self.name = name
@@ -232,9 +232,7 @@ class Description:
         if name in self.joints:
             raise UrdfError('joint %r: defined twice' % name)
         where = 'joint %r' % name
-        if jtype not in SUPPORTED_JOINT_TYPES:
-            raise UrdfError('%s: unknown joint type %r; supported types: %s'
-                            % (where, jtype, ', '.join(SUPPORTED_JOINT_TYPES)))
+        check_joint_type(jtype, where, error=UrdfError)
         for role, link in (('parent', parent), ('child', child)):
             if not isinstance(link, str) or not link:
                 raise UrdfError('%s: a %s link name is required' % (where, role))

@@ -16,7 +16,8 @@ import xml.parsers.expat
 import numpy as np
 
 from .description import Description, finite_number, finite_vector, UrdfError
-from ..spatial import rpy_to_matrix
+from ..joints import check_joint_type
+from ..spatial import inertia_tensor, rpy_to_matrix
 
 #: Largest description accepted by default [bytes] (real URDFs are a few hundred kB at most).
 MAX_DESCRIPTION_BYTES = 8 * 1024 * 1024
@@ -201,8 +202,7 @@ def add_inertial_link(desc, name, mass, xyz, rpy, moments):
         an unusable value (the message names the link).
 
     """
-    ixx, ixy, ixz, iyy, iyz, izz = finite_vector(moments, 6, 'link %r inertia' % name)
-    inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    inertia = inertia_tensor(finite_vector(moments, 6, 'link %r inertia' % name))
     rot = rpy_to_matrix(finite_vector(rpy, 3, 'link %r inertial origin rpy' % name))
     desc.add_link(name, mass=mass, com=xyz, inertia=rot @ inertia @ rot.T)
 
@@ -211,9 +211,7 @@ def _read_joint(desc, element):
     name = _name(element, 'joint')
     where = 'joint %r' % name
     jtype = element.attrib.get('type', '')
-    if jtype not in Description.URDF_JOINT_TYPES:
-        raise UrdfError('%s: unknown joint type %r; supported URDF joint types: %s'
-                        % (where, jtype, ', '.join(Description.URDF_JOINT_TYPES)))
+    check_joint_type(jtype, where, urdf=True, error=UrdfError)
     links = {}
     for role in ('parent', 'child'):
         tag = element.find(role)

@@ -9,6 +9,7 @@ object with its attributes works.
 
 from .description import Description, UrdfError
 from .urdf import add_inertial_link, INERTIA_KEYS
+from ..joints import check_joint_type
 
 
 def _or(value, default):
@@ -35,9 +36,7 @@ def _add_link(desc, link):
 
 def _add_joint(desc, joint):
     where = 'joint %r' % joint.name
-    if joint.type not in Description.URDF_JOINT_TYPES:
-        raise UrdfError('%s: unknown joint type %r; supported URDF joint types: %s'
-                        % (where, joint.type, ', '.join(Description.URDF_JOINT_TYPES)))
+    check_joint_type(joint.type, where, urdf=True, error=UrdfError)
     xyz, rpy = _pose(joint.origin)
     mimic = joint.mimic
     if mimic is not None:

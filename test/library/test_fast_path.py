@@ -390,12 +390,12 @@ def test_compile_later():
     f_ext = {'ft_frame': rng.normal(size=6)}
     before = (rbd.rnea(model, q, qd, qdd, f_ext), rbd.gravity_torques(model, q),
               rbd.payload_wrench(model, 'ft_frame', q, qd, qdd))
-    assert model._payload_state[1]['ft_frame'].packed is None
+    assert model.runtime.beyond['ft_frame'].packed is None
     assert model.compile() and model.packed is not None
     assert model.compile()  # once is enough
     after = (rbd.rnea(model, q, qd, qdd, f_ext), rbd.gravity_torques(model, q),
              rbd.payload_wrench(model, 'ft_frame', q, qd, qdd))
-    assert model._payload_state[1]['ft_frame'].packed is not None
+    assert model.runtime.beyond['ft_frame'].packed is not None
     for a, b in zip(before, after):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
 
@@ -475,3 +475,40 @@ def test_batches_of_any_input_kind_after_a_second_warm_up(tmp_path):
         result = subprocess.run([sys.executable, '-c', script], env=env, capture_output=True,
                                 text=True, timeout=600)
         assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_compile_readies_the_batch_kernels(code_model):
+    """A compiled model's batch kernels, serial and parallel, are loaded before any batch."""
+    assert code_model.packed is not None
+    assert _fast._batch.signatures
+    assert _fast._batch_parallel.signatures
+
+
+def test_a_payload_swaps_one_runtime_state():
+    """
+    A payload change builds a new runtime state and leaves the old one as it was.
+
+    The packed model of each state holds that state's inertias, so a reader holding either
+    computes with one consistent set.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', rbd.DescriptionWarning)
+        model = rbd.Model.from_urdf_file(MODELS['demo_arm'])
+    before = model.runtime
+    inertia_before = before.inertia.copy()
+    model.set_payload('ft_frame', 1.5, (0.0, 0.0, 0.1))
+    after = model.runtime
+    assert after is not before
+    assert before.payloads == {} and set(after.payloads) == {'ft_frame'}
+    assert model.inertia is after.inertia and model.packed is after.packed
+    np.testing.assert_array_equal(before.inertia, inertia_before)
+    assert not np.array_equal(after.inertia, inertia_before)
+    for state in (before, after):
+        assert state.packed.source_inertia is state.inertia
+        np.testing.assert_allclose(state.packed.inertia,
+                                   state.packed.pack_inertia(state.inertia), rtol=0, atol=0)
+    with pytest.raises(TypeError):
+        after.payloads['ft_frame'] = None
+    model.clear_payloads()
+    assert model.payloads == {} and model.packed.source_inertia is model.inertia
+    np.testing.assert_array_equal(model.inertia, inertia_before)
