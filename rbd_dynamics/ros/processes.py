@@ -88,11 +88,11 @@ class RosProcess:
 
     @property
     def pid(self):
-        """The process id."""
+        """Return the process id."""
         return self.proc.pid
 
     def alive(self):
-        """Whether the process still runs."""
+        """Return whether the process still runs."""
         return self.proc.poll() is None
 
     def stop(self, timeout=10.0):
