@@ -33,7 +33,6 @@ import json
 import math
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -49,6 +48,7 @@ from geometry_msgs.msg import WrenchStamped  # noqa: E402
 import numpy as np  # noqa: E402
 import rbd_dynamics as rbd  # noqa: E402
 from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
+from rbd_dynamics.ros import processes  # noqa: E402
 import rclpy  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
@@ -89,33 +89,12 @@ def relay_main():
 # Processes ------------------------------------------------------------------------------------
 
 def node_command():
-    exe = os.path.join(os.path.dirname(sys.executable), 'rbd_dynamics_node')
-    if os.path.exists(exe):
-        return [exe]
-    return [sys.executable, '-m', 'rbd_dynamics.ros.node']
+    return processes.command(*processes.NODE)
 
 
 def start(cmd, namespace, params=None, env=None):
-    args = list(cmd) + ['--ros-args', '-r', '__ns:=' + namespace]
-    if params:
-        path = os.path.join(tempfile.mkdtemp(prefix='rbd_bench_'), 'params.yaml')
-        with open(path, 'w') as stream:
-            stream.write('/**:\n  ros__parameters:\n')
-            for key, value in params.items():
-                stream.write('    %s: %s\n' % (key, json.dumps(value)))
-        args += ['--params-file', path]
-    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env=dict(os.environ, **(env or {})))
-
-
-def stop(proc):
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    """Start ``cmd`` as the launch file would, its output discarded."""
+    return processes.RosProcess(cmd, params, namespace, stdout=subprocess.DEVNULL, env=env)
 
 
 def rss_mb(pid):
@@ -304,8 +283,8 @@ def latency(args, report):
     finally:
         relay_driver.close()
         node_driver.close()
-        stop(relay)
-        stop(node)
+        relay.stop()
+        node.stop()
     ratio50 = rows['node']['p50_us'] / rows['relay']['p50_us']
     ratio99 = rows['node']['p99_us'] / rows['relay']['p99_us']
     print('latency at 1 kHz, %d x %g s blocks each, interleaved:' % (args.blocks, args.seconds))
@@ -397,7 +376,7 @@ def startup(args, report):
                          fast if fast is not None else float('nan')), flush=True)
             finally:
                 driver.close()
-                stop(proc)
+                proc.stop()
                 if cache:
                     shutil.rmtree(cache, ignore_errors=True)
     for kind, target in (('warm', 2.0), ('cold', 10.0)):
@@ -426,13 +405,13 @@ def soak(args, report):
             summary = summarize(driver.run(60.0), skip=0.0)
             summary['driver_ticks_skipped'] = driver.skipped
             summary['rss_mb'] = rss_mb(node.pid)
-            summary['alive'] = node.poll() is None
+            summary['alive'] = node.alive()
             minutes.append(summary)
             print('  minute %2d: %s  rss %.1f MB' % (minute + 1, fmt(summary),
                                                      summary['rss_mb']), flush=True)
     finally:
         driver.close()
-        stop(node)
+        node.stop()
     rss = [m['rss_mb'] for m in minutes]
     dropped = sum(m['dropped'] for m in minutes)
     growth = rss[-1] - rss[0] if rss else float('nan')

@@ -48,14 +48,16 @@ def main(argv=None):
                         metavar=('LINK', 'FX', 'FY', 'FZ', 'TX', 'TY', 'TZ'),
                         help='external wrench on LINK: fx fy fz tx ty tz (link frame)')
     try:
-        argv, xacro_args = split_xacro_args(sys.argv[1:] if argv is None else argv)
+        argv, xacro_args = split_xacro_args(argv)
     except UrdfError as err:
         print(str(err), file=sys.stderr)
         return 1
     args = parser.parse_args(argv)
     path = args.urdf or demo_urdf_path()
     try:
-        model = Model.from_urdf_file(path, root_link=args.root_link, xacro_args=xacro_args)
+        # one state: the NumPy path answers at once, compiling the kernels would take seconds
+        model = Model.from_urdf_file(path, root_link=args.root_link, xacro_args=xacro_args,
+                                     compiled=False)
     except (OSError, UrdfError) as err:
         print('cannot load %s: %s' % (path, err), file=sys.stderr)
         return 1

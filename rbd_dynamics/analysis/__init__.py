@@ -8,7 +8,7 @@ its own type store) and trajectories with PyYAML. The command line::
     python -m rbd_dynamics trajectory ROBOT FILE [--out DIR] [name:=value ...]
 
 Modules: :mod:`.bag` (reading a bag), :mod:`.merge` (joint states merged by name into
-the model's order), :mod:`.differentiate` (Savitzky-Golay derivatives), :mod:`.trajectory`
+the model's order), :mod:`.differentiate` (Savitzky-Golay derivatives), :mod:`.planned`
 (a ``JointTrajectory`` saved as YAML), :mod:`.report` (CSV, plot, summary) and :mod:`.cli`.
 """
 

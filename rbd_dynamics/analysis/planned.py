@@ -22,8 +22,7 @@ The first YAML document of the file is read (``echo`` ends each message with ``-
 import numpy as np
 
 from . import AnalysisError
-
-_FIELDS = ('positions', 'velocities', 'accelerations', 'effort')
+from ..control.joint_trajectory import check_points, FIELDS
 
 
 class PlannedTrajectory:
@@ -60,26 +59,12 @@ def _duration(value, where):
         raise AnalysisError('%s: time_from_start is not a pair of integers' % where) from None
 
 
-def _row(point, field, k, where):
-    values = point.get(field) or []
-    try:
-        row = np.array(values, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        raise AnalysisError('%s: %s is not a list of numbers' % (where, field)) from None
-    if len(row) not in (0, k):
-        raise AnalysisError('%s: %s has %d entries, joint_names has %d'
-                            % (where, field, len(row), k))
-    if not np.all(np.isfinite(row)):
-        raise AnalysisError('%s: %s is not finite' % (where, field))
-    return row
-
-
 def parse_trajectory(document, source='the trajectory'):
     """
     Check a loaded YAML document and turn it into a :class:`PlannedTrajectory`.
 
     Every point needs positions, velocities and accelerations for every joint of
-    ``joint_names``; ``effort`` may be empty. Times must increase.
+    ``joint_names``; ``effort`` is given at every point or at none. Times must increase.
 
     Raises
     ------
@@ -93,32 +78,23 @@ def parse_trajectory(document, source='the trajectory'):
                             'and points' % source)
     names = document['joint_names']
     points = document['points']
-    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+    if not isinstance(names, list):
         raise AnalysisError('%s: joint_names must be a non-empty list of names' % source)
-    if len(set(names)) != len(names):
-        raise AnalysisError('%s: joint_names lists a joint twice' % source)
     if not isinstance(points, list) or not points:
         raise AnalysisError('%s has no points' % source)
-    k = len(names)
-    rows = {field: [] for field in _FIELDS}
     time = []
     for index, point in enumerate(points):
         where = '%s, point %d' % (source, index)
         if not isinstance(point, dict):
             raise AnalysisError('%s is not a JointTrajectoryPoint' % where)
         time.append(_duration(point.get('time_from_start'), where))
-        for field in _FIELDS:
-            row = _row(point, field, k, where)
-            if not len(row) and field != 'effort':
-                raise AnalysisError('%s has no %s' % (where, field))
-            rows[field].append(row)
-    time = np.array(time)
-    if np.any(np.diff(time) <= 0):
-        bad = int(np.flatnonzero(np.diff(time) <= 0)[0]) + 1
-        raise AnalysisError('%s: time_from_start of point %d does not increase' % (source, bad))
-    efforts = rows['effort']
-    effort = np.array(efforts) if all(len(e) for e in efforts) else None
-    return PlannedTrajectory(names, time, *(np.array(rows[f]) for f in _FIELDS[:3]), effort)
+    try:
+        fields = check_points(names, {field: [point.get(field) or [] for point in points]
+                                      for field in FIELDS},
+                              required=FIELDS[:3], what=source, times=time)
+    except ValueError as err:
+        raise AnalysisError(str(err)) from None
+    return PlannedTrajectory(names, np.array(time), *(fields[f] for f in FIELDS))
 
 
 def read_trajectory(path):

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from ..control.law import first_over_limit
+
 CSV_NAME = 'torques.csv'
 PNG_NAME = 'torques.png'
 VALUE_FORMAT = '%.12g'  # enough digits that the CSV's tau is rnea of the CSV's q, qd, qdd
@@ -64,20 +66,15 @@ class TorqueTable:
 
     def first_excess(self):
         """
-        Find the first torque beyond its effort limit.
+        Find the first torque beyond its effort limit, as the node judges a trajectory.
 
-        The first row and joint whose ``|tau|`` exceeds its effort limit: ``(row, joint
-        index)``, or ``None`` (within the limits, or no limits known).
+        ``(row, joint index)`` of the first ``|tau|`` strictly over its effort limit, first
+        in time, then in joint order (:func:`rbd_dynamics.control.law.first_over_limit`), or
+        ``None`` (within the limits, or no limits known).
         """
         if self.effort_limits is None:
             return None
-        over = np.abs(self.tau) > self.effort_limits
-        rows = np.flatnonzero(over.any(axis=1))
-        if not len(rows):
-            return None
-        row = rows[0]
-        share = np.abs(self.tau[row]) / self.effort_limits
-        return row, int(np.argmax(np.where(over[row], share, -1.0)))
+        return first_over_limit(self.tau, self.effort_limits)
 
 
 def write_csv(path, table):

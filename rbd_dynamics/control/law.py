@@ -35,6 +35,31 @@ PER_JOINT = {
 }
 
 
+def first_over_limit(efforts, limits):
+    """
+    Find the first effort strictly beyond its limit: first in time, then in joint order.
+
+    Parameters
+    ----------
+    efforts
+        ``(points, k)`` [N m or N], one row per point in time order.
+    limits
+        ``(k,)`` effort limits [N m or N], ``inf`` where unlimited.
+
+    Returns
+    -------
+    ``(point, column)`` of the first ``|effort| > limit``, or ``None`` when every effort is
+    within its limit (an effort equal to its limit is within).
+
+    """
+    over = np.abs(efforts) > limits
+    points = np.flatnonzero(over.any(axis=1))
+    if not len(points):
+        return None
+    point = int(points[0])
+    return point, int(np.flatnonzero(over[point])[0])
+
+
 class Config:
     """
     The configuration a :class:`Setup` is built from (the node's parameters, by name).
@@ -425,12 +450,7 @@ class Controller:
         efforts = tau[:, rows]
         if not np.isfinite(efforts).all():
             raise ValueError('the efforts of the trajectory are not finite')
-        over = np.abs(efforts) > setup.model_effort_limits[rows]
-        exceeded = None
-        if over.any():
-            point = int(np.flatnonzero(over.any(axis=1))[0])
-            exceeded = (point, int(np.flatnonzero(over[point])[0]))
-        return efforts, exceeded
+        return efforts, first_over_limit(efforts, setup.model_effort_limits[rows])
 
     # Tare ---------------------------------------------------------------------------------------
 

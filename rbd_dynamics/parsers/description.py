@@ -72,14 +72,16 @@ class Joint:
         ``<dynamics damping>`` [N m s/rad or N s/m], 0 when absent.
     friction
         ``<dynamics friction>`` (Coulomb) [N m or N], 0 when absent.
+    lower, upper
+        ``<limit lower upper>`` position limits [rad or m], ``-inf`` / ``inf`` when absent.
 
     """
 
     __slots__ = ('name', 'jtype', 'parent', 'child', 'xyz', 'rpy', 'axis', 'pitch', 'mimic',
-                 'effort', 'damping', 'friction')
+                 'effort', 'damping', 'friction', 'lower', 'upper')
 
     def __init__(self, name, jtype, parent, child, xyz, rpy, axis, pitch, mimic,
-                 effort=math.inf, damping=0.0, friction=0.0):
+                 effort=math.inf, damping=0.0, friction=0.0, lower=-math.inf, upper=math.inf):
         self.name = name
         self.jtype = jtype
         self.parent = parent
@@ -92,6 +94,8 @@ class Joint:
         self.effort = effort
         self.damping = damping
         self.friction = friction
+        self.lower = lower
+        self.upper = upper
 
 
 def finite_vector(value, size, what):
@@ -188,7 +192,7 @@ class Description:
 
     def add_joint(self, name, jtype, parent, child, xyz=(0.0, 0.0, 0.0), rpy=(0.0, 0.0, 0.0),
                   axis=(1.0, 0.0, 0.0), pitch=0.0, mimic=None, effort=None, damping=0.0,
-                  friction=0.0):
+                  friction=0.0, lower=None, upper=None):
         """
         Add a joint.
 
@@ -220,6 +224,8 @@ class Description:
             ``<dynamics>``).
         friction
             Coulomb friction [N m or N], >= 0 (URDF ``<dynamics>``).
+        lower, upper
+            position limits [rad or m], ``None`` where absent (URDF ``<limit>``).
 
         Raises
         ------
@@ -260,6 +266,8 @@ class Description:
             if value < 0.0:
                 raise UrdfError('%s: %s must not be negative, got %r' % (where, key, value))
             drive[key] = value
+        lower = -math.inf if lower is None else finite_number(lower, where + ' limit lower')
+        upper = math.inf if upper is None else finite_number(upper, where + ' limit upper')
         self.joints[name] = Joint(name, jtype, parent, child, xyz, rpy, axis, pitch, mimic,
                                   effort=drive['effort'] or math.inf, damping=drive['damping'],
-                                  friction=drive['friction'])
+                                  friction=drive['friction'], lower=lower, upper=upper)

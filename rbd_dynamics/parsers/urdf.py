@@ -2,8 +2,8 @@
 URDF reading: hardened XML parsing into a :class:`~rbd_dynamics.parsers.description.Description`.
 
 Only what the dynamics needs is read: links with their ``<inertial>``, joints with origin, axis,
-``<mimic>``, the effort of ``<limit>`` and ``<dynamics damping friction>``. Visuals, collisions,
-materials, transmissions and ``<gazebo>`` tags are skipped.
+``<mimic>``, the effort and position range of ``<limit>`` and ``<dynamics damping friction>``.
+Visuals, collisions, materials, transmissions and ``<gazebo>`` tags are skipped.
 
 A description arrives from the ROS graph, which anyone on the network may publish to, so the XML
 is parsed defensively: its size is bounded (``max_bytes``), entity declarations (the
@@ -233,7 +233,9 @@ def _read_joint(desc, element):
     desc.add_joint(name, jtype, links['parent'], links['child'], xyz=xyz, rpy=rpy, axis=axis,
                    mimic=mimic, effort=_scalar(limit, 'effort', 0.0, where + ' limit'),
                    damping=_scalar(dynamics, 'damping', 0.0, where + ' dynamics'),
-                   friction=_scalar(dynamics, 'friction', 0.0, where + ' dynamics'))
+                   friction=_scalar(dynamics, 'friction', 0.0, where + ' dynamics'),
+                   lower=_scalar(limit, 'lower', None, where + ' limit'),
+                   upper=_scalar(limit, 'upper', None, where + ' limit'))
 
 
 def parse_urdf(text, max_bytes=MAX_DESCRIPTION_BYTES):

@@ -46,7 +46,9 @@ def _add_joint(desc, joint):
                    axis=_or(joint.axis, (1.0, 0.0, 0.0)), mimic=mimic,
                    effort=0.0 if limit is None else _or(limit.effort, 0.0),
                    damping=0.0 if dynamics is None else _or(dynamics.damping, 0.0),
-                   friction=0.0 if dynamics is None else _or(dynamics.friction, 0.0))
+                   friction=0.0 if dynamics is None else _or(dynamics.friction, 0.0),
+                   lower=None if limit is None else limit.lower,
+                   upper=None if limit is None else limit.upper)
 
 
 def description_from_urdf_robot(robot):
@@ -57,8 +59,10 @@ def description_from_urdf_robot(robot):
     ----------
     robot
         a ``urdf_parser_py.urdf.Robot``: its links (inertial origin, mass, inertia) and
-        joints (type, parent, child, origin, axis, limit effort, dynamics, mimic) are read;
-        a missing value takes the URDF default, as the XML reader does.
+        joints (type, parent, child, origin, axis, limit effort, lower and upper, dynamics,
+        mimic) are read;
+        a missing value takes the URDF default, as the XML reader does (except that
+        urdf_parser_py gives a ``<limit>`` without ``lower``/``upper`` the range 0 .. 0).
 
     Returns
     -------

@@ -11,8 +11,10 @@ import array
 import numpy as np
 from rbd_dynamics.control.desired import Desired
 from rbd_dynamics.control.joint_states import float_vector
+from rbd_dynamics.control.joint_trajectory import check_points
 
 CONVENTIONS = ('applied_on_robot', 'exerted_by_robot')
+_STATE_FIELDS = ('positions', 'velocities', 'accelerations')
 
 
 def to_float_array(values):
@@ -44,36 +46,24 @@ def desired_from_trajectory(msg, index, n, required):
         ``joint_names``, unknown, duplicate or missing joints, non-finite values.
 
     """
-    names = list(msg.joint_names)
     if len(msg.points) != 1:
         raise ValueError('desired_state must carry exactly one point, got %d' % len(msg.points))
     point = msg.points[0]
-    unknown = [name for name in names if name not in index]
-    if unknown:
-        raise ValueError('desired_state names unknown joints: %s' % ', '.join(unknown))
-    if len(set(names)) != len(names):
-        raise ValueError('desired_state lists a joint more than once')
+    fields = check_points(msg.joint_names,
+                          {field: [getattr(point, field)] for field in _STATE_FIELDS},
+                          required=('accelerations',), known=index, what='desired_state')
+    names = list(msg.joint_names)
     missing = [name for name in required if name not in set(names)]
     if missing:
         raise ValueError('desired_state is missing joints: %s' % ', '.join(missing))
     rows = np.array([index[name] for name in names], dtype=np.intp)
-    acc = float_vector(point.accelerations, 'accelerations')
-    if len(acc) != len(names):
-        raise ValueError('desired_state has %d joint_names but %d accelerations (required)'
-                         % (len(names), len(acc)))
     out = Desired(np.zeros(n), mask=np.zeros(n, dtype=bool))
     out.mask[rows] = True
-    for field in ('positions', 'velocities', 'accelerations'):
-        values = float_vector(getattr(point, field), field)
-        if not len(values):
+    for field, values in fields.items():
+        if values is None:
             continue
-        if len(values) != len(names):
-            raise ValueError('desired_state has %d joint_names but %d %s'
-                             % (len(names), len(values), field))
-        if not np.all(np.isfinite(values)):
-            raise ValueError('desired_state %s are not finite' % field)
         full = np.zeros(n)
-        full[rows] = values
+        full[rows] = values[0]
         if field == 'positions':
             out.q = full
         elif field == 'velocities':
@@ -140,31 +130,12 @@ def trajectory_to_arrays(msg, index):
         values, or lengths that disagree with ``joint_names`` (the message names the point).
 
     """
-    names = list(msg.joint_names)
-    if not names:
-        raise ValueError('trajectory has no joint_names')
-    if not len(msg.points):
-        raise ValueError('trajectory has no points')
-    unknown = [name for name in names if name not in index]
-    if unknown:
-        raise ValueError('trajectory names joints that are not independent joints of the '
-                         'model: %s' % ', '.join(unknown))
-    if len(set(names)) != len(names):
-        raise ValueError('trajectory lists a joint more than once')
-    rows = np.array([index[name] for name in names], dtype=np.intp)
-    fields = ('positions', 'velocities', 'accelerations')
-    out = [np.empty((len(msg.points), len(names))) for _ in fields]
-    for k, point in enumerate(msg.points):
-        for field, values_of in zip(fields, out):
-            values = float_vector(getattr(point, field), field)
-            if len(values) != len(names):
-                raise ValueError('trajectory point %d has %d %s for %d joints (positions, '
-                                 'velocities and accelerations are required)'
-                                 % (k, len(values), field, len(names)))
-            if not np.isfinite(values).all():
-                raise ValueError('trajectory point %d: %s are not finite' % (k, field))
-            values_of[k] = values
-    return (rows,) + tuple(out)
+    fields = check_points(msg.joint_names,
+                          {field: [getattr(point, field) for point in msg.points]
+                           for field in _STATE_FIELDS},
+                          required=_STATE_FIELDS, known=index, what='trajectory')
+    rows = np.array([index[name] for name in msg.joint_names], dtype=np.intp)
+    return (rows,) + tuple(fields[field] for field in _STATE_FIELDS)
 
 
 def wrench_to_array(msg, convention):

@@ -17,21 +17,17 @@ time, and writes a plot. ``launch/demo.launch.py`` starts the same three on a RO
 """
 
 import argparse
-import json
 import os
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
 
-Q0 = [0.3, 0.6, -0.2, -1.2, 0.1, 0.8, 0.0, 0.02]
-AMPLITUDE = [0.3, 0.2, 0.3, 0.25, 0.3, 0.3, 0.4, 0.0]
-JOINTS = ['joint%d' % i for i in range(1, 8)] + ['left_finger_joint']
+from . import processes
+from .demo_setup import (AMPLITUDE, JOINTS, node_parameters, Q0, SENSOR_FRAME, sim_parameters,
+                         swing, swing_parameters)
+
 NS = '/demo'
-SENSOR_FRAME = 'ft_frame'
 
 
 class Robot:
@@ -66,21 +62,10 @@ def _robot(description, xacro_args):
                  SENSOR_FRAME in model.link_names)
 
 
-def _command(script, module):
-    exe = os.path.join(os.path.dirname(sys.executable), script)
-    return [exe] if os.path.exists(exe) else [sys.executable, '-m', module]
-
-
-def _start(cmd, params, remaps=(), log=None):
-    path = os.path.join(tempfile.mkdtemp(prefix='rbd_demo_'), 'params.yaml')
-    with open(path, 'w') as stream:
-        stream.write('/**:\n  ros__parameters:\n')
-        for key, value in params.items():
-            stream.write('    %s: %s\n' % (key, json.dumps(value)))
-    args = cmd + ['--ros-args', '-r', '__ns:=' + NS, '--params-file', path]
-    for remap in remaps:
-        args += ['-r', remap]
-    return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+def _start(executable, params, remaps=(), log=None):
+    ros_args = [arg for remap in remaps for arg in ('-r', remap)]
+    return processes.RosProcess(processes.command(*executable), params, NS,
+                                ros_args=ros_args, stdout=log)
 
 
 def main():
@@ -122,22 +107,13 @@ def main():
 
     print('demo: MuJoCo arm <-> rbd_dynamics node, %g s of simulated time at 1 kHz (lockstep)'
           % args.seconds, flush=True)
-    sensor = ({'wrench_sensors': ['wrist'], 'wrench.wrist.topic': 'ft_sensor/wrench',
-               'wrench.wrist.compensate_payload': True, 'wrench.wrist.timeout': 0.01}
-              if robot.sensor else {})
-    gains = len(robot.joints)
+    sim = dict(sim_parameters(robot.joints, robot.center), wait_for_subscribers=2,
+               robot_description=robot.urdf, wrench_frame=SENSOR_FRAME if robot.sensor else '')
     procs = [
-        _start(_command('rbd_dynamics_sim', 'rbd_dynamics.ros.sim_driver'),
-               {'lockstep': True, 'rate': 1000.0, 'initial_positions': robot.center,
-                'joints': robot.joints, 'wait_for_subscribers': 2, 'robot_description': robot.urdf,
-                'wrench_frame': SENSOR_FRAME if robot.sensor else ''}, log=log),
-        _start(_command('rbd_dynamics_trajectory', 'rbd_dynamics.ros.swings'),
-               {'joints': robot.joints, 'center': robot.center, 'amplitude': robot.amplitude,
-                'frequency': 0.5, 'forward_joint_states': True, 'use_sim_time': True}, log=log),
-        _start(_command('rbd_dynamics_node', 'rbd_dynamics.ros.node'),
-               dict({'robot_description': robot.urdf, 'use_sim_time': True,
-                     'joints': robot.joints, 'kp': [400.0] * gains, 'kd': [40.0] * gains,
-                     'desired_timeout': 0.05}, **sensor),
+        _start(processes.SIM, sim, log=log),
+        _start(processes.TRAJECTORY,
+               swing_parameters(robot.joints, robot.center, robot.amplitude), log=log),
+        _start(processes.NODE, node_parameters(robot.urdf, robot.joints, robot.sensor),
                remaps=['~/effort_commands:=%s/effort_commands' % NS,
                        '~/desired_state:=%s/desired_state' % NS,
                        'joint_states:=%s/joint_states_forwarded' % NS], log=log),
@@ -152,18 +128,12 @@ def main():
             executor.spin_once(timeout_sec=0.05)
             if states and stamp(states[-1]) >= args.seconds:
                 break
-            if any(p.poll() is not None for p in procs):
+            if not all(p.alive() for p in procs):
                 break
         wall = time.monotonic() - start
     finally:
         for proc in procs:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGINT)
-        for proc in procs:
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            proc.stop()
         executor.remove_node(peer)
         peer.destroy_node()
         rclpy.try_shutdown()
@@ -179,8 +149,7 @@ def summarize(robot, states, feedforward, diagnostics, stamp, args, wall):
     index = [names.index(n) for n in joints]
     t = np.array([stamp(m) for m in states])
     q = np.array([np.asarray(m.position)[index] for m in states])
-    w = 2 * np.pi * 0.5
-    q_d = np.array(robot.center) + np.array(robot.amplitude) * (1 - np.cos(w * t[:, None]))
+    q_d = swing(t, robot.center, robot.amplitude)[0]
     error = q - q_d
     ff_t = np.array([stamp(m) for m in feedforward])
     tau = np.array([m.effort for m in feedforward])

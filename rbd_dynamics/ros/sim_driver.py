@@ -37,6 +37,7 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from .executor import run
+from ..control.joint_trajectory import check_points, FIELDS
 from ..parsers.urdf import parse_urdf
 from ..resources import demo_urdf_path
 from ..sim import mujoco_model
@@ -362,35 +363,27 @@ class SimDriver(Node):
         The :class:`Trajectory` of ``msg`` over every joint of ``joints``: joints the
         message leaves out hold their position at receipt.
         """
-        names = list(msg.joint_names)
-        unknown = [n for n in names if n not in self.joints]
-        if unknown or len(set(names)) != len(names) or not names:
-            raise ValueError('joint_names %s must be distinct joints of %s'
-                             % (names, ', '.join(self.joints)))
-        index = [self.joints.index(n) for n in names]
         points = msg.points
-        if not points:
-            raise ValueError('no points')
+        times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in points]
+        fields = check_points(msg.joint_names,
+                              {field: [getattr(point, field) for point in points]
+                               for field in FIELDS},
+                              required=('positions',), known=self.joints, what='trajectory')
+        index = [self.joints.index(n) for n in msg.joint_names]
 
-        def field(name, fill):
-            rows = [getattr(point, name) for point in points]
-            if all(len(r) == 0 for r in rows):
+        def full(values, fill):
+            if values is None:
                 return None
-            if any(len(r) != len(names) for r in rows):
-                raise ValueError('every point needs %d %s or none' % (len(names), name))
             out = np.tile(fill, (len(points), 1))
-            out[:, index] = np.array(rows, dtype=float)
+            out[:, index] = values
             return out
 
         zeros = np.zeros(len(self.joints))
-        positions = field('positions', q)
-        if positions is None:
-            raise ValueError('the points have no positions')
-        times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in points]
         stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-        return Trajectory(stamp if stamp > 0.0 else now, times, positions,
-                          field('velocities', zeros), field('accelerations', zeros),
-                          field('effort', zeros), now=now, q=q, qd=qd)
+        return Trajectory(stamp if stamp > 0.0 else now, times, full(fields['positions'], q),
+                          full(fields['velocities'], zeros),
+                          full(fields['accelerations'], zeros), full(fields['effort'], zeros),
+                          now=now, q=q, qd=qd)
 
     def _publish_diagnostics(self):
         """One status: WARN while commands are clamped or refused, OK otherwise."""

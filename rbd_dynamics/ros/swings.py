@@ -3,12 +3,11 @@
 
 On every ``joint_states`` message it publishes ``desired_state`` (one
 ``trajectory_msgs/JointTrajectory`` point with positions, velocities and accelerations) for the
-message's stamp plus ``lead``: ``q_d = center + amplitude (1 - cos(2 pi frequency t))``, which
-starts at rest on ``center``, so a robot held there starts on the trajectory. Driven by the
-joint-state stamps, it follows simulated time without a clock of its own.
+message's stamp plus ``lead``: ``q_d = center + amplitude (1 - cos(2 pi frequency t))``
+(:func:`rbd_dynamics.ros.demo_setup.swing`), which starts at rest on ``center``, so a robot
+held there starts on the trajectory. Driven by the joint-state stamps, it follows simulated
+time without a clock of its own.
 """
-
-import math
 
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
@@ -16,6 +15,7 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from .demo_setup import swing
 from .executor import run
 
 
@@ -50,11 +50,8 @@ class TrajectoryPublisher(Node):
 
     def desired(self, t):
         """``(q, qd, qdd)`` at time ``t`` [s]."""
-        w = 2.0 * math.pi * self.frequency
-        q = [c + a * (1.0 - math.cos(w * t)) for c, a in zip(self.center, self.amplitude)]
-        qd = [a * w * math.sin(w * t) for a in self.amplitude]
-        qdd = [a * w * w * math.cos(w * t) for a in self.amplitude]
-        return q, qd, qdd
+        return tuple(values.tolist()
+                     for values in swing(t, self.center, self.amplitude, self.frequency))
 
     def _on_state(self, msg):
         t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec + self.lead

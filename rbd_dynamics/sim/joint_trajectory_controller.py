@@ -15,6 +15,8 @@ point it is the first point's. Arrays in and out, no ROS: the simulated driver d
 
 import numpy as np
 
+from ..control.joint_trajectory import check_points
+
 
 def _polynomial(degree, duration, start, end):
     """
@@ -52,18 +54,6 @@ def _evaluate(coefficients, t):
     return q, zero + qd, zero + qdd
 
 
-def _points_array(values, count, size, what):
-    """``values`` as ``(count, size)`` finite floats, or ``None`` when empty."""
-    if values is None or len(values) == 0 or all(len(v) == 0 for v in values):
-        return None
-    if len(values) != count or any(len(v) != size for v in values):
-        raise ValueError('%s: every point needs %d values' % (what, size))
-    out = np.array(values, dtype=float)
-    if not np.all(np.isfinite(out)):
-        raise ValueError('%s are not all finite' % what)
-    return out
-
-
 class Trajectory:
     """
     A received trajectory of ``n`` joints, sampled as the JointTrajectoryController does.
@@ -97,18 +87,14 @@ class Trajectory:
                  efforts=None, now=0.0, q=None, qd=None):
         times = np.asarray(times, dtype=float).reshape(-1)
         count = times.size
-        if count == 0:
-            raise ValueError('the trajectory has no points')
-        positions = _points_array(positions, count, len(positions[0]) if len(positions) else 0,
-                                  'positions')
-        if positions is None or positions.shape[1] == 0:
-            raise ValueError('every point needs positions')
-        n = positions.shape[1]
-        if not np.all(np.isfinite(times)) or times.min() < 0.0 or np.any(np.diff(times) <= 0.0):
-            raise ValueError('time_from_start must be finite, >= 0 and strictly increasing')
-        velocities = _points_array(velocities, count, n, 'velocities')
-        accelerations = _points_array(accelerations, count, n, 'accelerations')
-        efforts = _points_array(efforts, count, n, 'efforts')
+        n = len(positions[0]) if len(positions) else 0
+        given = {'positions': positions, 'velocities': velocities,
+                 'accelerations': accelerations, 'effort': efforts}
+        fields = {field: [[]] * count if rows is None or not len(rows) else rows
+                  for field, rows in given.items()}
+        checked = check_points(['joint %d' % j for j in range(n)], fields,
+                               required=('positions',), what='the trajectory', times=times)
+        positions, velocities, accelerations, efforts = (checked[f] for f in given)
         if not np.isfinite(start):
             raise ValueError('the start time is not finite')
         self.degree = 1 if velocities is None else (3 if accelerations is None else 5)

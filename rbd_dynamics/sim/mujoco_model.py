@@ -25,7 +25,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from ..parsers.urdf import parse_urdf
-from ..spatial import rpy_to_matrix
+from ..spatial import inertia_tensor, rpy_to_matrix
 
 #: Name of the body that carries the payload (see :func:`set_payload`).
 PAYLOAD_BODY = 'rbd_payload'
@@ -95,7 +95,6 @@ def mjcf_from_urdf(urdf_text, gravity=(0.0, 0.0, -9.81), timestep=0.001, damping
 
     """
     desc = parse_urdf(urdf_text)
-    ranges = _urdf_limits(urdf_text) if limits else {}
     drive = dict(drive or {})
     unknown = sorted(set(drive) - set(desc.joints))
     if unknown:
@@ -110,6 +109,9 @@ def mjcf_from_urdf(urdf_text, gravity=(0.0, 0.0, -9.81), timestep=0.001, damping
         children.setdefault(joint.parent, []).append(joint)
         has_parent.add(joint.child)
     roots = [name for name in desc.links if name not in has_parent]
+    if len(roots) != 1:
+        raise ValueError('the description has %d root links (%s); the simulated robot needs '
+                         'exactly one' % (len(roots), ', '.join(roots) or 'none'))
     root = roots[0]
 
     mujoco = ET.Element('mujoco', model=desc.name or 'robot')
@@ -154,8 +156,9 @@ def mjcf_from_urdf(urdf_text, gravity=(0.0, 0.0, -9.81), timestep=0.001, damping
                                      % (joint.name, (viscous, coulomb, armature)))
                 attrs.update(damping=repr(viscous), frictionloss=repr(coulomb),
                              armature=repr(armature))
-            if limits and joint.jtype != 'continuous' and joint.name in ranges:
-                attrs['range'] = _numbers(ranges[joint.name])
+            if limits and joint.jtype != 'continuous' \
+                    and np.isfinite([joint.lower, joint.upper]).all():
+                attrs['range'] = _numbers([joint.lower, joint.upper])
                 attrs['limited'] = 'true'
             ET.SubElement(body, 'joint', **attrs)
         add_inertial(body, joint.child, moving)
@@ -187,17 +190,6 @@ def mjcf_from_urdf(urdf_text, gravity=(0.0, 0.0, -9.81), timestep=0.001, damping
         ET.SubElement(sensor, 'force', name='ft_force', site='ft_site')
         ET.SubElement(sensor, 'torque', name='ft_torque', site='ft_site')
     return ET.tostring(mujoco, encoding='unicode'), mimic
-
-
-def _urdf_limits(urdf_text):
-    """Joint name -> ``(lower, upper)`` position limits of the URDF, where it gives both."""
-    out = {}
-    root = ET.fromstring(urdf_text)
-    for joint in root.iter('joint'):
-        lim = joint.find('limit')
-        if lim is not None and lim.get('lower') is not None and lim.get('upper') is not None:
-            out[joint.get('name')] = (float(lim.get('lower')), float(lim.get('upper')))
-    return out
 
 
 def load(urdf_text, **kwargs):
@@ -252,8 +244,7 @@ def set_payload(mj_model, mass, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
     if not (np.isfinite(mass) and mass >= 0.0 and np.all(np.isfinite(com))
             and np.all(np.isfinite(inertia))):
         raise ValueError('payload mass must be finite and >= 0, com and inertia finite')
-    ixx, ixy, ixz, iyy, iyz, izz = inertia
-    tensor = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    tensor = inertia_tensor(inertia)
     moments, axes = np.linalg.eigh(tensor)
     if np.linalg.det(axes) < 0.0:
         axes[:, 0] = -axes[:, 0]

@@ -7,7 +7,8 @@ import pytest
 
 import rbd_dynamics as rbd
 from rbd_dynamics.control.desired import Desired
-from rbd_dynamics.control.law import check_lengths, Config, Controller, describe_change, Setup
+from rbd_dynamics.control.law import (check_lengths, Config, Controller, describe_change,
+                                      first_over_limit, Setup)
 from rbd_dynamics.control.sensors import Sensor
 
 NS = 1_000_000_000
@@ -158,3 +159,15 @@ def test_describe_change(urdf):
     text = describe_change(old, cut)
     assert 'joints removed: joint1, joint2, joint3' in text
     assert describe_change(old, rbd.Model.from_urdf(urdf, compiled=False)) == ''
+
+
+def test_first_over_limit_is_first_in_time_then_in_joint_order():
+    limits = np.array([10.0, 5.0, np.inf])
+    efforts = np.array([[10.0, -5.0, 1e9],    # equal to the limits: within
+                        [1.0, 1.0, 1.0],
+                        [1.0, -9.0, 1.0],     # joint 1 is over by more, joint 0 comes first
+                        [-10.5, 0.0, 0.0]])
+    assert first_over_limit(efforts[:2], limits) is None
+    assert first_over_limit(efforts, limits) == (2, 1)
+    efforts[2, 0] = 10.1
+    assert first_over_limit(efforts, limits) == (2, 0)

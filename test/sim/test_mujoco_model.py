@@ -233,3 +233,35 @@ def test_bad_payload_is_refused():
         mujoco_model.set_payload(sim, 1.0, inertia=[1.0, 1.0, 1.0])
     with pytest.raises(ValueError, match='negative principal'):
         mujoco_model.set_payload(sim, 1.0, inertia=[1.0, 0.0, 0.0, -1.0, 0.0, 1.0])
+
+
+def _two_joints(limit_a, limit_b, extra=''):
+    joint = ('<joint name="%s" type="revolute"><parent link="%s"/><child link="%s"/>'
+             '<axis xyz="0 0 1"/>%s</joint>')
+    body = '<link name="%s"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" ' \
+           'iyy="0.1" iyz="0" izz="0.1"/></inertial></link>'
+    return ('<robot name="r"><link name="base"/>%s%s%s%s%s</robot>'
+            % (body % 'a', body % 'b', joint % ('ja', 'base', 'a', limit_a),
+               joint % ('jb', 'a', 'b', limit_b), extra))
+
+
+def test_position_limits_come_from_the_description():
+    from rbd_dynamics.parsers.urdf import parse_urdf
+    text = _two_joints('<limit effort="5" velocity="1" lower="-0.5" upper="0.75"/>',
+                       '<limit effort="5" velocity="1"/>')
+    joints = parse_urdf(text).joints
+    assert (joints['ja'].lower, joints['ja'].upper) == (-0.5, 0.75)
+    assert (joints['jb'].lower, joints['jb'].upper) == (-np.inf, np.inf)
+    sim, _ = mujoco_model.load(text, limits=True)
+    ja = mujoco.mj_name2id(sim, mujoco.mjtObj.mjOBJ_JOINT, 'ja')
+    jb = mujoco.mj_name2id(sim, mujoco.mjtObj.mjOBJ_JOINT, 'jb')
+    np.testing.assert_array_equal(sim.jnt_range[ja], [-0.5, 0.75])
+    assert sim.jnt_limited[ja] and not sim.jnt_limited[jb]
+    with pytest.raises(rbd.UrdfError, match="joint 'ja' limit lower"):
+        parse_urdf(_two_joints('<limit effort="5" velocity="1" lower="nan" upper="1"/>', ''))
+
+
+def test_several_roots_are_refused():
+    extra = '<link name="stray"/>'
+    with pytest.raises(ValueError, match='2 root links'):
+        mujoco_model.mjcf_from_urdf(_two_joints('', '', extra))

@@ -2,22 +2,20 @@
 Start the node as its own process and talk to it over real ROS 2 topics.
 
 ``NodeProcess`` starts ``rbd_dynamics_node`` the way the launch file does
-(``--ros-args --params-file``); ``Peer`` is the test's side of the graph: publishers for every
-input, subscriptions that record every output, and the node's parameter service.
+(``--ros-args --params-file``, :mod:`rbd_dynamics.ros.processes`); ``Peer`` is the test's
+side of the graph: publishers for every input, subscriptions that record every output, and the
+node's parameter service.
 """
 
-import json
 import os
-import shutil
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped, WrenchStamped
 import numpy as np
+from rbd_dynamics.ros import processes
+from rbd_dynamics.ros.processes import RosProcess
 from rcl_interfaces.srv import SetParameters
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
@@ -46,64 +44,30 @@ def spin_until(executor, predicate, timeout=30.0, period=0.01, alive=None):
     return predicate()
 
 
-def node_command(script='rbd_dynamics_node', module='rbd_dynamics.ros.node'):
-    """Return the installed console script (as ``ros2 run`` and the launch file start it)."""
-    here = os.path.dirname(sys.executable)
-    for path in (os.path.join(here, script), shutil.which(script)):
-        if path and os.path.exists(path):
-            return [path]
-    return [sys.executable, '-m', module]
-
-
-def write_params(path, params, node='/**'):
-    """Write a ROS 2 parameters file; JSON scalars and lists are valid YAML flow values."""
-    with open(path, 'w') as stream:
-        stream.write('%s:\n  ros__parameters:%s\n' % (node, '' if params else ' {}'))
-        for name, value in params.items():
-            stream.write('    %s: %s\n' % (name, json.dumps(value)))
-
-
-class NodeProcess:
+class NodeProcess(RosProcess):
     """
-    The node in its own process, with a parameters file; stopped with SIGINT.
+    An executable of the package (default: the node) in its own process, output to a log.
 
     Each test fixture runs its node in its own namespace (as the launch file's ``namespace``
     argument does), so nodes that overlap in time never share a topic.
     """
 
     def __init__(self, params=None, namespace='', params_files=(), extra_args=(), command=None):
-        self.dir = tempfile.mkdtemp(prefix='rbd_node_')
-        self.params_file = os.path.join(self.dir, 'params.yaml')
-        write_params(self.params_file, params or {})
-        self.log_path = os.path.join(self.dir, 'node.log')
+        log_dir = tempfile.mkdtemp(prefix='rbd_node_')
+        self.log_path = os.path.join(log_dir, 'node.log')
         self._log = open(self.log_path, 'w')
-        cmd = (command or node_command()) + ['--ros-args']
-        for path in list(params_files) + [self.params_file]:  # later files win, as in launch
-            cmd += ['--params-file', path]
-        if namespace:
-            cmd += ['-r', '__ns:=' + namespace]
-        cmd += list(extra_args)
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
-                                     env=dict(os.environ, PYTHONUNBUFFERED='1'))
+        super().__init__(command or processes.command(*processes.NODE), params, namespace,
+                         params_files, extra_args, stdout=self._log)
 
     def log(self):
         with open(self.log_path) as stream:
             return stream.read()
 
-    def alive(self):
-        return self.proc.poll() is None
-
     def stop(self, timeout=10.0):
         """Interrupt the node; its exit code (0 for a clean shutdown)."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        code = super().stop(timeout)
         self._log.close()
-        return self.proc.returncode
+        return code
 
     def __enter__(self):
         return self

@@ -13,19 +13,20 @@ from geometry_msgs.msg import WrenchStamped
 import numpy as np
 import rbd_dynamics as rbd
 from rbd_dynamics.resources import demo_urdf_path
+from rbd_dynamics.ros import demo_setup, processes
+from rbd_dynamics.ros.demo_setup import JOINTS
 import rclpy
 import rclpy.executors
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from .ros import node_command, NodeProcess, spin_until
+from .ros import NodeProcess, spin_until
 
-SIM = node_command('rbd_dynamics_sim', 'rbd_dynamics.ros.sim_driver')
-TRAJECTORY = node_command('rbd_dynamics_trajectory', 'rbd_dynamics.ros.swings')
-JOINTS = ['joint%d' % i for i in range(1, 8)] + ['left_finger_joint']
-#: The start pose of every simulated run, in ``JOINTS`` order.
-Q0 = np.array([0.3, 0.6, -0.2, -1.2, 0.1, 0.8, 0.0, 0.02])
+SIM = processes.command(*processes.SIM)
+TRAJECTORY = processes.command(*processes.TRAJECTORY)
+#: The start pose of every simulated run, in ``JOINTS`` order (the demo's).
+Q0 = np.array(demo_setup.Q0)
 
 
 def stamp(msg):
@@ -112,11 +113,7 @@ def diagnostic_values(status):
 
 def swing(t):
     """Swing every joint at 0.5 Hz from rest at Q0: the reference ``(q, qd, qdd)``."""
-    amplitude = np.array([0.2, 0.15, 0.2, 0.15, 0.2, 0.2, 0.2, 0.0])
-    w = np.pi
-    t = np.asarray(t, dtype=float)[..., None]
-    return (Q0 + amplitude * (1 - np.cos(w * t)), amplitude * w * np.sin(w * t),
-            amplitude * w * w * np.cos(w * t))
+    return demo_setup.swing(t, Q0, [0.2, 0.15, 0.2, 0.15, 0.2, 0.2, 0.2, 0.0], 0.5)
 
 
 def trajectory_message(model, with_effort, duration=2.0, step=0.02):
@@ -153,10 +150,7 @@ def low_trajectory_gains(model):
             'jtc.d': (20.0 * inertia).tolist()}
 
 
-RATE = 1000.0
-JOINTS = ['joint%d' % i for i in range(1, 8)] + ['left_finger_joint']
-SIM = node_command('rbd_dynamics_sim', 'rbd_dynamics.ros.sim_driver')
-TRAJECTORY = node_command('rbd_dynamics_trajectory', 'rbd_dynamics.ros.swings')
+RATE = demo_setup.RATE
 
 
 class Loop:
