@@ -48,7 +48,7 @@ from trajectory_msgs.msg import JointTrajectory
 from . import parameters
 from .conversions import (desired_from_array, desired_from_trajectory, to_float_array,
                           trajectory_to_arrays, wrench_to_array)
-from .executor import run, SubscriptionThread
+from .executor import FailureCounter, run, SubscriptionThread
 
 NODE_NAME = 'rbd_dynamics'
 LOG_PERIOD = 2.0  # s, the rate limit of repeated warnings
@@ -96,6 +96,7 @@ class DynamicsNode(Node):
             'rejected_no_model', 'incomplete_joint_states', 'non_finite_outputs',
             'rejected_parameters', 'skipped_while_compiling', 'rejected_payload',
             'rejected_tare', 'saturated_cycles', 'trajectories', 'rejected_trajectory'), 0)
+        self.callback_failures = FailureCounter()  # counted by rbd_dynamics.ros.executor
         self._last_error = {}
         self._last_joint_state_ns = None
         self._compute_ns = []
@@ -738,7 +739,7 @@ class DynamicsNode(Node):
         add('compute time max [us]', '%.1f' % (self._compute_max_ns / 1e3))
         for key, count in self._counts.items():
             add(key, count)
-        add('callback_failures', getattr(self, 'callback_failures', 0))
+        add('callback_failures', self.callback_failures.count)
         add('joint_states taken on', 'a thread of their own' if self._joint_state_thread
             else 'the executor')
         for kind, reason in self._last_error.items():
