@@ -6,10 +6,11 @@ the desired state or accelerations, any number of force/torque sensor wrenches a
 in the hand. On every joint state that completes the robot's state it asks the torque law
 (:class:`rbd_dynamics.control.law.Controller`, no ROS in it) for the torques and publishes
 ``~/feedforward``, ``~/gravity_compensation`` and ``~/effort_commands``. This module is wiring:
-subscriptions, publishers, services, parameters (declared from the table of
-:mod:`rbd_dynamics.ros.parameters`) and diagnostics. The model's lifecycle (the description,
-its build, ``description_updates``, payloads carried over onto a new model) is
-:mod:`rbd_dynamics.ros.model_source`'s.
+subscriptions, publishers, services and parameters (declared from the table of
+:mod:`rbd_dynamics.ros.parameters`). The model's lifecycle (the description, its build,
+``description_updates``, payloads carried over onto a new model) is
+:mod:`rbd_dynamics.ros.model_source`'s; the ``/diagnostics`` status is built by
+:mod:`rbd_dynamics.ros.diagnostics` from what the node hands it.
 
 Threads: joint states are taken and turned into torques on a thread of their own
 (:class:`~rbd_dynamics.ros.executor.SubscriptionThread`; parameter ``joint_states_thread``), every
@@ -23,7 +24,7 @@ build and always sees a consistent set.
 import threading
 import time
 
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped, WrenchStamped
 import rbd_dynamics as rbd
 from rbd_dynamics.control.law import check_lengths, Config, Controller, Setup
@@ -46,6 +47,7 @@ from trajectory_msgs.msg import JointTrajectory
 from . import parameters
 from .conversions import (desired_from_array, desired_from_trajectory, to_float_array,
                           trajectory_to_arrays, wrench_to_array)
+from .diagnostics import ComputeTimes, COUNTS, dynamics_status, payload_text, vector_text
 from .executor import FailureCounter, run, SubscriptionThread
 from .model_source import ModelSource, payload_changes
 
@@ -56,6 +58,8 @@ DIAGNOSTIC_PERIOD = 1.0  # s
 # newest joint state only, with this pause after each: the compilation needs the interpreter.
 NUMPY_PATH_PAUSE = 0.05  # s
 NS = 1e9
+# The node's own counters (its model source counts the descriptions).
+NODE_COUNTS = tuple(key for key in COUNTS if key not in ('descriptions', 'descriptions_rejected'))
 # Joint states and F/T readings: best effort, volatile, the newest 10 kept. This is the sensor
 # data QoS robot_state_publisher subscribes to joint_states with: reliable and best-effort
 # publishers both match it, so no QoS can be incompatible.
@@ -78,19 +82,13 @@ class DynamicsNode(Node):
     def __init__(self, node_name=NODE_NAME, **kwargs):
         super().__init__(node_name, **kwargs)
         self._active = None  # (Setup, JointStateMerger) of the model in use
-        self._setup_lock = threading.Lock()
+        self._setup_lock = threading.Lock()  # held while _active or the model in use changes
         self._saturated = ()
-        self._counts = dict.fromkeys((
-            'joint_states', 'outputs', 'rejected_joint_states', 'rejected_desired',
-            'rejected_wrench', 'rejected_no_model', 'incomplete_joint_states',
-            'non_finite_outputs', 'rejected_parameters', 'skipped_while_compiling',
-            'rejected_payload',
-            'rejected_tare', 'saturated_cycles', 'trajectories', 'rejected_trajectory'), 0)
+        self._counts = dict.fromkeys(NODE_COUNTS, 0)
         self.callback_failures = FailureCounter()  # counted by rbd_dynamics.ros.executor
         self._last_error = {}
         self._last_joint_state_ns = None
-        self._compute_ns = []
-        self._compute_max_ns = 0
+        self._compute = ComputeTimes()
 
         if rbd._fast.numpy_path_note():
             self.get_logger().warning(rbd._fast.numpy_path_note())
@@ -340,7 +338,7 @@ class DynamicsNode(Node):
             return self._reject('payload', str(exc))
         if not self._source.receive_payload(model, link, payload):
             return self._reject('payload', 'the model changed while it arrived')
-        self.get_logger().info('payload on %s: %s' % (link, _payload_text(payload))
+        self.get_logger().info('payload on %s: %s' % (link, payload_text(payload))
                                if payload.mass else 'payload on %s removed' % link)
 
     # Trajectories -----------------------------------------------------------------------------
@@ -395,7 +393,7 @@ class DynamicsNode(Node):
             return response
         response.success = True
         response.message = ('bias of %s in %s (force [N], torque [N m], applied on the robot): '
-                            '%s' % (sensor.name, link, _vector_text(bias)))
+                            '%s' % (sensor.name, link, vector_text(bias)))
         self.get_logger().info(response.message)
         return response
 
@@ -477,9 +475,7 @@ class DynamicsNode(Node):
         self._last_joint_state_ns = now
         self._publish(setup, merger.position, merger.velocity, now, msg.header.stamp)
         spent = time.perf_counter_ns() - start
-        self._compute_ns.append(spent)
-        if spent > self._compute_max_ns:
-            self._compute_max_ns = spent
+        self._compute.add(spent)
         if numpy_path:
             time.sleep(NUMPY_PATH_PAUSE)  # leave the interpreter to the compilation
 
@@ -522,82 +518,19 @@ class DynamicsNode(Node):
 
     def _publish_diagnostics(self):
         now = self.get_clock().now()
-        now_ns = now.nanoseconds
-        active = self._active
-        source = self._source.status()
-        setup = active[0] if active is not None else None
-        status = DiagnosticStatus(name='%s: dynamics' % self.get_fully_qualified_name(),
-                                  hardware_id=setup.model.name if setup else '')
-        values = []
-
-        def add(key, value):
-            values.append(KeyValue(key=key, value=str(value)))
-
-        def age(stamp_ns):
-            return 'never' if stamp_ns is None else '%.3f' % ((now_ns - stamp_ns) / NS)
-
-        if setup is None:
-            status.level = DiagnosticStatus.ERROR
-            status.message = ('no model: %s' % source.error if source.error
-                              else 'waiting for the robot description')
-        else:
-            missing = active[1].missing()
-            if missing:
-                status.level = DiagnosticStatus.WARN
-                status.message = 'waiting for joint_states of %s' % ', '.join(missing)
-            elif source.error:
-                status.level = DiagnosticStatus.WARN
-                status.message = 'new description rejected, previous model in use'
-            elif self._last_joint_state_ns is None:
-                status.level = DiagnosticStatus.WARN
-                status.message = 'no joint_states yet'
-            else:
-                status.level = DiagnosticStatus.OK
-                status.message = 'publishing torques'
-            model = setup.model
-            add('model', '%s (%d joints, from %s)' % (model.name, model.nv, source.source))
-            add('compiled path', 'in use' if model.packed is not None else
-                'compiling' if source.compiling else 'unavailable: %s (NumPy path)'
-                % (rbd._fast.UNAVAILABLE_REASON or 'the kernels could not be built'))
-            add('joints', ', '.join(setup.joints))
-            drive = (setup.viscous, setup.coulomb, setup.armature)
-            add('drive compensation', 'on: viscous %s, coulomb %s, armature %s'
-                % tuple(_vector_text(a[setup.rows]) for a in drive) if setup.drive_on
-                else 'off')
-            add('effort limits', '%s%s' % (_vector_text(setup.effort_limits),
-                                           ', clamped' if setup.config.clamp else ''))
-            add('saturated joints (last)', ', '.join(self._saturated) or 'none')
-            for link, payload in sorted(model.payloads.items()):
-                add('payload %s' % link, _payload_text(payload))
-            if not model.payloads:
-                add('payloads', 'none')
-        add('description_updates', self._p['description_updates'])
-        add('model error', source.error or 'none')
-        add('joint_states age [s]', age(self._last_joint_state_ns))
         desired = self._controller.desired
-        add('desired age [s]', age(desired[1] if desired else None))
-        for sensor in self._sensors:
-            reading = sensor.reading
-            add('wrench %s age [s]' % sensor.name, age(reading[0] if reading else None))
-            bias = sensor.bias
-            add('wrench %s bias' % sensor.name,
-                '%s in %s' % (_vector_text(bias[1]), bias[0]) if bias is not None else 'none')
-        samples = self._compute_ns
-        self._compute_ns = []
-        if samples:
-            add('compute time mean [us]', '%.1f' % (sum(samples) / len(samples) / 1e3))
-        add('compute time max [us]', '%.1f' % (self._compute_max_ns / 1e3))
-        for key, count in dict(self._counts, **self._source.counts).items():
-            add(key, count)
-        add('callback_failures', self.callback_failures.count)
-        add('joint_states taken on', 'a thread of their own' if self._joint_state_thread
-            else 'the executor')
         last_errors = dict(self._last_error)
         if self._source.last_rejection:
             last_errors['description'] = self._source.last_rejection
-        for kind, reason in last_errors.items():
-            add('last %s rejection' % kind, reason)
-        status.values = values
+        status = dynamics_status(
+            '%s: dynamics' % self.get_fully_qualified_name(), now.nanoseconds, self._active,
+            self._source.status(), description_updates=self._p['description_updates'],
+            counts=dict(self._counts, **self._source.counts),
+            callback_failures=self.callback_failures.count,
+            last_joint_state_ns=self._last_joint_state_ns,
+            desired_ns=desired[1] if desired else None, sensors=self._sensors,
+            compute=self._compute, saturated=self._saturated,
+            own_thread=self._joint_state_thread is not None, last_errors=last_errors)
         msg = DiagnosticArray()
         msg.header.stamp = now.to_msg()
         msg.status = [status]
@@ -608,18 +541,6 @@ class DynamicsNode(Node):
             self._joint_state_thread.stop()
         self._source.shutdown()
         return super().destroy_node()
-
-
-def _vector_text(values):
-    return '[%s]' % ', '.join('%.6g' % v for v in values)
-
-
-def _payload_text(payload):
-    inertia = payload.inertia
-    return ('m %.6g kg, com %s m, inertia %s kg m^2'
-            % (payload.mass, _vector_text(payload.com),
-               _vector_text([inertia[0, 0], inertia[0, 1], inertia[0, 2], inertia[1, 1],
-                             inertia[1, 2], inertia[2, 2]])))
 
 
 def main(args=None):
