@@ -7,18 +7,28 @@ in the hand. On every joint state that completes the robot's state it asks the t
 (:class:`rbd_dynamics.control.law.Controller`, no ROS in it) for the torques and publishes
 ``~/feedforward``, ``~/gravity_compensation`` and ``~/effort_commands``. This module is wiring:
 subscriptions, publishers, services and parameters (declared from the table of
-:mod:`rbd_dynamics.ros.parameters`). The model's lifecycle (the description, its build,
-``description_updates``, payloads carried over onto a new model) is
-:mod:`rbd_dynamics.ros.model_source`'s; the ``/diagnostics`` status is built by
-:mod:`rbd_dynamics.ros.diagnostics` from what the node hands it.
+:mod:`rbd_dynamics.ros.parameters`). The rest lives beside it:
+
+- :mod:`rbd_dynamics.ros.model_source`: the model's lifecycle (the description from the parameter
+  or the topic, the build worker, ``description_updates``, the announcement, payloads carried
+  over onto a new model, the compiled path);
+- :mod:`rbd_dynamics.ros.diagnostics`: the ``/diagnostics`` status, from the counters and states
+  the node hands it;
+- :mod:`rbd_dynamics.ros.executor`: spinning that survives a failing callback (counted in the
+  node's :class:`~rbd_dynamics.ros.executor.FailureCounter`) and the joint-state thread.
+
+A parameter change is checked (each value against its spec, then the whole configuration
+against the model in use), planned (what it changes, without touching anything) and committed
+under the setup lock, or refused whole with one reason.
 
 Threads: joint states are taken and turned into torques on a thread of their own
 (:class:`~rbd_dynamics.ros.executor.SubscriptionThread`; parameter ``joint_states_thread``), every
 other callback runs on the executor thread, and a new description is parsed and compiled on the
 model source's worker thread. What the joint-state path reads is swapped in whole by the others:
-the setup and joint-state merger as one tuple, the desired input, each sensor reading and bias,
-and the model's inertias (:meth:`rbd_dynamics.Model.set_payload`); so it never waits for a model
-build and always sees a consistent set.
+the setup and joint-state merger as one tuple (``_active``, replaced under the setup lock), the
+desired input, each sensor reading and bias, and the model's inertias
+(:meth:`rbd_dynamics.Model.set_payload`); so it never waits for a model build and always sees a
+consistent set.
 """
 
 import threading
@@ -74,6 +84,42 @@ class _Sensor(Sensor):
         super().__init__(name)
         self.topic = ''
         self.convention = parameters.CONVENTIONS[0]
+
+
+class _Refused(Exception):
+    """A parameter change refused, with its reason."""
+
+
+class _Plan:
+    """
+    What an accepted parameter change does, computed before anything changes.
+
+    Attributes
+    ----------
+    params, config
+        the parameters after the change and their configuration.
+    active
+        the new ``(Setup, JointStateMerger)`` pair, or ``None`` when it stays.
+    model, payloads
+        the model in use and the ``(link, Payload)`` to put on it, in order.
+    sensors
+        the sensors whose settings change.
+    rebuild
+        names of the changed parameters that rebuild the model (sorted).
+    checked
+        the model the rebuild was checked with, or ``None``.
+
+    """
+
+    def __init__(self, params, config):
+        self.params = params
+        self.config = config
+        self.active = None
+        self.model = None
+        self.payloads = []
+        self.sensors = []
+        self.rebuild = []
+        self.checked = None
 
 
 class DynamicsNode(Node):
@@ -250,6 +296,31 @@ class DynamicsNode(Node):
         sensor.compensate = bool(self._p[prefix + 'compensate_payload'])
 
     def _on_set_parameters(self, params):
+        """
+        Check, plan and commit a parameter change: it is applied whole or refused whole.
+
+        The configuration is checked and the change planned under the setup lock, held on
+        through the commit: a model build cannot swap in between, so the plan is applied to the
+        model it was made against.
+        """
+        try:
+            pending = self._check_values(params)
+            with self._setup_lock:
+                plan = self._plan(pending)
+                if plan is not None:
+                    self._commit(plan)
+        except _Refused as refused:
+            return self._reject_parameters(str(refused))
+        if plan is not None:
+            for sensor in plan.sensors:
+                self._apply_sensor(sensor)
+            if plan.rebuild:
+                self._source.request('a parameter change (%s)' % ', '.join(plan.rebuild),
+                                     plan.checked)
+        return SetParametersResult(successful=True)
+
+    def _check_values(self, params):
+        """Check each new value against its spec: the parameters as they would be."""
         pending = dict(self._p)
         for param in params:
             spec = self._specs.get(param.name)
@@ -258,59 +329,78 @@ class DynamicsNode(Node):
             value = self._as_value(spec, param.value)
             reason = parameters.check(spec, value)
             if reason:
-                return self._reject_parameters(reason)
+                raise _Refused(reason)
             pending[param.name] = value
+        return pending
+
+    def _check_configuration(self, plan, model):
+        """Check the whole pending configuration against ``model`` in use (or ``None``)."""
+        if model is None:
+            reason = check_lengths(plan.config, len(plan.config.joints) or None)
+            if reason:
+                raise _Refused(reason)
+            return
+        if plan.rebuild and plan.params['description_updates'] == 'lock':
+            raise _Refused('description_updates is lock: the model in use stays (%s cannot '
+                           'change)' % ', '.join(plan.rebuild))
+        if plan.rebuild:
+            # A change that rebuilds the model is checked against the configuration now, so
+            # a refused rebuild cannot leave a parameter that the model in use lacks.
+            try:
+                plan.checked = self._source.check_rebuild(plan.params, plan.config)
+            except Exception as exc:  # (any reason a description is refused)
+                raise _Refused('%s: %s' % (type(exc).__name__, exc)) from exc
+
+    def _plan(self, pending):
+        """
+        Check ``pending`` as a whole and plan what it changes, touching nothing.
+
+        Called under the setup lock, so the model in use cannot change meanwhile.
+
+        Returns
+        -------
+        _Plan or None
+            the plan, or ``None`` when no value changes.
+
+        Raises
+        ------
+        _Refused
+            the change cannot be applied, with the reason.
+
+        """
         changed = {name for name in pending if pending[name] != self._p[name]}
         if not changed:
-            return SetParametersResult(successful=True)
+            return None
+        plan = _Plan(pending, Config.from_parameters(pending))
+        plan.rebuild = sorted(n for n in changed if self._specs[n].effect == parameters.MODEL)
         effects = {self._specs[name].effect for name in changed}
-        config = Config.from_parameters(pending)
-        checked = None  # the new model, when a change that rebuilds it was checked here
-        with self._setup_lock:
-            active = self._active
-            model = active[0].model if active is not None else None
-            if parameters.MODEL in effects and model is not None \
-                    and pending['description_updates'] == 'lock':
-                return self._reject_parameters(
-                    'description_updates is lock: the model in use stays (%s cannot change)'
-                    % ', '.join(sorted(n for n in changed
-                                       if self._specs[n].effect == parameters.MODEL)))
-            if model is not None and parameters.MODEL in effects:
-                # A change that rebuilds the model is checked against the configuration now,
-                # so a refused rebuild cannot leave a parameter that the model in use lacks.
-                try:
-                    checked = self._source.check_rebuild(pending, config)
-                except Exception as exc:  # (any reason a description is refused)
-                    return self._reject_parameters('%s: %s' % (type(exc).__name__, exc))
-            new_active = None
-            if model is not None and parameters.SETUP in effects:
-                try:
-                    new_active = (Setup(model, config), active[1])
-                except ValueError as exc:
-                    return self._reject_parameters(str(exc))
-            elif model is None:
-                reason = check_lengths(config, len(config.joints) or None)
-                if reason:
-                    return self._reject_parameters(reason)
-            if model is not None and parameters.PAYLOAD in effects:
-                try:
-                    payloads = payload_changes(model, pending, self._p['payload.link'])
-                except ValueError as exc:
-                    return self._reject_parameters(str(exc))
-                for link, payload in payloads:
-                    model.set_payload(link, payload.mass, payload.com, payload.inertia)
-            self._p = pending
-            self._config = config
-            self._source.configure(pending, config)
-            if new_active is not None:
-                self._active = new_active
-        for sensor in self._sensors:
-            if any(name.startswith('wrench.%s.' % sensor.name) for name in changed):
-                self._apply_sensor(sensor)
-        rebuild = sorted(n for n in changed if self._specs[n].effect == parameters.MODEL)
-        if rebuild:
-            self._source.request('a parameter change (%s)' % ', '.join(rebuild), checked)
-        return SetParametersResult(successful=True)
+        active = self._active
+        model = active[0].model if active is not None else None
+        self._check_configuration(plan, model)
+        if model is not None and parameters.SETUP in effects:
+            try:
+                plan.active = (Setup(model, plan.config), active[1])
+            except ValueError as exc:
+                raise _Refused(str(exc)) from exc
+        if model is not None and parameters.PAYLOAD in effects:
+            plan.model = model
+            try:
+                plan.payloads = payload_changes(model, pending, self._p['payload.link'])
+            except ValueError as exc:
+                raise _Refused(str(exc)) from exc
+        plan.sensors = [sensor for sensor in self._sensors
+                        if any(name.startswith('wrench.%s.' % sensor.name) for name in changed)]
+        return plan
+
+    def _commit(self, plan):
+        """Apply a planned change to the model in use and the parameters (under the lock)."""
+        for link, payload in plan.payloads:
+            plan.model.set_payload(link, payload.mass, payload.com, payload.inertia)
+        self._p = plan.params
+        self._config = plan.config
+        self._source.configure(plan.params, plan.config)
+        if plan.active is not None:
+            self._active = plan.active
 
     def _reject_parameters(self, reason):
         self._counts['rejected_parameters'] += 1
