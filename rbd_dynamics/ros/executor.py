@@ -1,4 +1,10 @@
-"""Spinning that survives a failing callback, and a thread of its own for a busy subscription."""
+"""
+Spinning that survives a failing callback, and a thread of its own for a busy subscription.
+
+An exception that escapes a callback is logged (throttled) and skipped; a node that wants such
+failures counted (in its diagnostics) owns a :class:`FailureCounter` as its
+``callback_failures`` attribute, which :func:`count_failure` increments.
+"""
 
 import contextlib
 import threading
@@ -16,14 +22,13 @@ def run(node_factory, args=None):
     Init rclpy, build the node, spin until shutdown, clean up (Humble/Jazzy/Kilted style).
 
     An exception escaping one callback (including rclpy failing to deserialize a message that
-    arrived) is logged and counted on the node's ``callback_failures`` attribute; the node
-    keeps running. Ctrl-C and an external shutdown end it cleanly.
+    arrived) is logged and skipped (:func:`count_failure`); the node keeps running. Ctrl-C and
+    an external shutdown end it cleanly.
     """
     rclpy.init(args=args)
     node = None
     try:
         node = node_factory()
-        node.callback_failures = 0
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         while rclpy.ok():
@@ -41,9 +46,38 @@ def run(node_factory, args=None):
         rclpy.try_shutdown()
 
 
+class FailureCounter:
+    """
+    How many exceptions escaped the callbacks of a node (see :func:`count_failure`).
+
+    Thread-safe: callbacks fail on the executor thread and on a :class:`SubscriptionThread`.
+    """
+
+    def __init__(self):
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def add(self):
+        """Count one more failure."""
+        with self._lock:
+            self._count += 1
+
+    @property
+    def count(self):
+        """The failures counted so far."""
+        return self._count
+
+
 def count_failure(node, exc):
-    """Log (throttled) and count an exception that escaped a callback of ``node``."""
-    node.callback_failures = getattr(node, 'callback_failures', 0) + 1
+    """
+    Log (throttled) and count an exception that escaped a callback of ``node``.
+
+    The count goes to ``node.callback_failures`` when the node has a :class:`FailureCounter`
+    there; other nodes only get the log line.
+    """
+    counter = getattr(node, 'callback_failures', None)
+    if isinstance(counter, FailureCounter):
+        counter.add()
     node.get_logger().error('a callback failed and was skipped: %s: %s'
                             % (type(exc).__name__, exc), throttle_duration_sec=LOG_PERIOD)
 

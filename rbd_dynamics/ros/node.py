@@ -6,29 +6,38 @@ the desired state or accelerations, any number of force/torque sensor wrenches a
 in the hand. On every joint state that completes the robot's state it asks the torque law
 (:class:`rbd_dynamics.control.law.Controller`, no ROS in it) for the torques and publishes
 ``~/feedforward``, ``~/gravity_compensation`` and ``~/effort_commands``. This module is wiring:
-subscriptions, publishers, services, parameters (declared from the table of
-:mod:`rbd_dynamics.ros.parameters`) and diagnostics.
+subscriptions, publishers, services and parameters (declared from the table of
+:mod:`rbd_dynamics.ros.parameters`). The rest lives beside it:
+
+- :mod:`rbd_dynamics.ros.model_source`: the model's lifecycle (the description from the parameter
+  or the topic, the build worker, ``description_updates``, the announcement, payloads carried
+  over onto a new model, the compiled path);
+- :mod:`rbd_dynamics.ros.diagnostics`: the ``/diagnostics`` status, from the counters and states
+  the node hands it;
+- :mod:`rbd_dynamics.ros.executor`: spinning that survives a failing callback (counted in the
+  node's :class:`~rbd_dynamics.ros.executor.FailureCounter`) and the joint-state thread.
+
+A parameter change is checked (each value against its spec, then the whole configuration
+against the model in use), planned (what it changes, without touching anything) and committed
+under the setup lock, or refused whole with one reason.
 
 Threads: joint states are taken and turned into torques on a thread of their own
 (:class:`~rbd_dynamics.ros.executor.SubscriptionThread`; parameter ``joint_states_thread``), every
-other callback runs on the executor thread, and a new description is parsed and compiled on a
-worker thread. What the joint-state path reads is swapped in whole by the others: the setup and
-joint-state merger as one tuple, the desired input, each sensor reading and bias, and the
-model's inertias (:meth:`rbd_dynamics.Model.set_payload`); so it never waits for a model build
-and always sees a consistent set.
+other callback runs on the executor thread, and a new description is parsed and compiled on the
+model source's worker thread. What the joint-state path reads is swapped in whole by the others:
+the setup and joint-state merger as one tuple (``_active``, replaced under the setup lock), the
+desired input, each sensor reading and bias, and the model's inertias
+(:meth:`rbd_dynamics.Model.set_payload`); so it never waits for a model build and always sees a
+consistent set.
 """
 
-import concurrent.futures
-import gc
 import threading
 import time
-import warnings
 
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped, WrenchStamped
 import rbd_dynamics as rbd
-from rbd_dynamics.control.joint_states import joint_state_problem, JointStateMerger
-from rbd_dynamics.control.law import check_lengths, Config, Controller, describe_change, Setup
+from rbd_dynamics.control.law import check_lengths, Config, Controller, Setup
 from rbd_dynamics.control.sensors import Sensor
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 SetParametersResult)
@@ -48,7 +57,9 @@ from trajectory_msgs.msg import JointTrajectory
 from . import parameters
 from .conversions import (desired_from_array, desired_from_trajectory, to_float_array,
                           trajectory_to_arrays, wrench_to_array)
-from .executor import run, SubscriptionThread
+from .diagnostics import ComputeTimes, COUNTS, dynamics_status, payload_text, vector_text
+from .executor import FailureCounter, run, SubscriptionThread
+from .model_source import ModelSource, payload_changes
 
 NODE_NAME = 'rbd_dynamics'
 LOG_PERIOD = 2.0  # s, the rate limit of repeated warnings
@@ -57,6 +68,8 @@ DIAGNOSTIC_PERIOD = 1.0  # s
 # newest joint state only, with this pause after each: the compilation needs the interpreter.
 NUMPY_PATH_PAUSE = 0.05  # s
 NS = 1e9
+# The node's own counters (its model source counts the descriptions).
+NODE_COUNTS = tuple(key for key in COUNTS if key not in ('descriptions', 'descriptions_rejected'))
 # Joint states and F/T readings: best effort, volatile, the newest 10 kept. This is the sensor
 # data QoS robot_state_publisher subscribes to joint_states with: reliable and best-effort
 # publishers both match it, so no QoS can be incompatible.
@@ -73,39 +86,63 @@ class _Sensor(Sensor):
         self.convention = parameters.CONVENTIONS[0]
 
 
+class _Refused(Exception):
+    """A parameter change refused, with its reason."""
+
+
+class _Plan:
+    """
+    What an accepted parameter change does, computed before anything changes.
+
+    Attributes
+    ----------
+    params, config
+        the parameters after the change and their configuration.
+    active
+        the new ``(Setup, JointStateMerger)`` pair, or ``None`` when it stays.
+    model, payloads
+        the model in use and the ``(link, Payload)`` to put on it, in order.
+    sensors
+        the sensors whose settings change.
+    rebuild
+        names of the changed parameters that rebuild the model (sorted).
+    checked
+        the model the rebuild was checked with, or ``None``.
+
+    """
+
+    def __init__(self, params, config):
+        self.params = params
+        self.config = config
+        self.active = None
+        self.model = None
+        self.payloads = []
+        self.sensors = []
+        self.rebuild = []
+        self.checked = None
+
+
 class DynamicsNode(Node):
     """Computed-torque feedforward and gravity compensation from a URDF, over ROS 2."""
 
     def __init__(self, node_name=NODE_NAME, **kwargs):
         super().__init__(node_name, **kwargs)
         self._active = None  # (Setup, JointStateMerger) of the model in use
-        self._setup_lock = threading.Lock()
-        self._generation = 0
-        self._builder = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-        self._topic_description = None
-        self._model_text = None  # (text, params) the model in use was built from
-        self._model_error = ''
-        self._building = ''  # source of the description being built, if any
-        self._model_source = ''
-        self._compiling = False
-        self._topic_payloads = {}  # link -> rbd.Payload from ~/payload
+        self._setup_lock = threading.Lock()  # held while _active or the model in use changes
         self._saturated = ()
-        self._counts = dict.fromkeys((
-            'joint_states', 'outputs', 'descriptions', 'descriptions_rejected',
-            'rejected_joint_states', 'rejected_desired', 'rejected_wrench',
-            'rejected_no_model', 'incomplete_joint_states', 'non_finite_outputs',
-            'rejected_parameters', 'skipped_while_compiling', 'rejected_payload',
-            'rejected_tare', 'saturated_cycles', 'trajectories', 'rejected_trajectory'), 0)
+        self._counts = dict.fromkeys(NODE_COUNTS, 0)
+        self.callback_failures = FailureCounter()  # counted by rbd_dynamics.ros.executor
         self._last_error = {}
         self._last_joint_state_ns = None
-        self._compute_ns = []
-        self._compute_max_ns = 0
+        self._compute = ComputeTimes()
 
         if rbd._fast.numpy_path_note():
             self.get_logger().warning(rbd._fast.numpy_path_note())
         self._declare_parameters()
         self._controller = Controller(self._sensors)
         self._config = Config.from_parameters(self._p)
+        self._source = ModelSource(self.get_logger(), self._setup_lock, lambda: self._active,
+                                   self._put_active, self._p, self._config)
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
         # rclpy's executor visits every QoS event handler of the node on each wake-up, that is
@@ -135,7 +172,8 @@ class DynamicsNode(Node):
 
         latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.create_subscription(String, 'robot_description', self._on_description, latched)
+        self.create_subscription(String, 'robot_description',
+                                 lambda msg: self._source.receive_description(msg.data), latched)
         self._joint_state_thread = None
         if self._p['joint_states_thread']:
             try:
@@ -175,7 +213,7 @@ class DynamicsNode(Node):
         self.create_timer(DIAGNOSTIC_PERIOD, self._publish_diagnostics)
 
         if self._p['robot_description']:
-            self._request_model('the robot_description parameter')
+            self._source.request('the robot_description parameter')
         else:
             self.get_logger().info('waiting for the robot description on topic %s'
                                    % self.resolve_topic_name('robot_description'))
@@ -190,6 +228,10 @@ class DynamicsNode(Node):
     def _setup(self):
         active = self._active
         return active[0] if active is not None else None
+
+    def _put_active(self, active):
+        """Put a new ``(Setup, JointStateMerger)`` in use (under the setup lock)."""
+        self._active = active
 
     # Parameters ---------------------------------------------------------------------------------
 
@@ -254,6 +296,31 @@ class DynamicsNode(Node):
         sensor.compensate = bool(self._p[prefix + 'compensate_payload'])
 
     def _on_set_parameters(self, params):
+        """
+        Check, plan and commit a parameter change: it is applied whole or refused whole.
+
+        The configuration is checked and the change planned under the setup lock, held on
+        through the commit: a model build cannot swap in between, so the plan is applied to the
+        model it was made against.
+        """
+        try:
+            pending = self._check_values(params)
+            with self._setup_lock:
+                plan = self._plan(pending)
+                if plan is not None:
+                    self._commit(plan)
+        except _Refused as refused:
+            return self._reject_parameters(str(refused))
+        if plan is not None:
+            for sensor in plan.sensors:
+                self._apply_sensor(sensor)
+            if plan.rebuild:
+                self._source.request('a parameter change (%s)' % ', '.join(plan.rebuild),
+                                     plan.checked)
+        return SetParametersResult(successful=True)
+
+    def _check_values(self, params):
+        """Check each new value against its spec: the parameters as they would be."""
         pending = dict(self._p)
         for param in params:
             spec = self._specs.get(param.name)
@@ -262,59 +329,78 @@ class DynamicsNode(Node):
             value = self._as_value(spec, param.value)
             reason = parameters.check(spec, value)
             if reason:
-                return self._reject_parameters(reason)
+                raise _Refused(reason)
             pending[param.name] = value
+        return pending
+
+    def _check_configuration(self, plan, model):
+        """Check the whole pending configuration against ``model`` in use (or ``None``)."""
+        if model is None:
+            reason = check_lengths(plan.config, len(plan.config.joints) or None)
+            if reason:
+                raise _Refused(reason)
+            return
+        if plan.rebuild and plan.params['description_updates'] == 'lock':
+            raise _Refused('description_updates is lock: the model in use stays (%s cannot '
+                           'change)' % ', '.join(plan.rebuild))
+        if plan.rebuild:
+            # A change that rebuilds the model is checked against the configuration now, so
+            # a refused rebuild cannot leave a parameter that the model in use lacks.
+            try:
+                plan.checked = self._source.check_rebuild(plan.params, plan.config)
+            except Exception as exc:  # (any reason a description is refused)
+                raise _Refused('%s: %s' % (type(exc).__name__, exc)) from exc
+
+    def _plan(self, pending):
+        """
+        Check ``pending`` as a whole and plan what it changes, touching nothing.
+
+        Called under the setup lock, so the model in use cannot change meanwhile.
+
+        Returns
+        -------
+        _Plan or None
+            the plan, or ``None`` when no value changes.
+
+        Raises
+        ------
+        _Refused
+            the change cannot be applied, with the reason.
+
+        """
         changed = {name for name in pending if pending[name] != self._p[name]}
         if not changed:
-            return SetParametersResult(successful=True)
+            return None
+        plan = _Plan(pending, Config.from_parameters(pending))
+        plan.rebuild = sorted(n for n in changed if self._specs[n].effect == parameters.MODEL)
         effects = {self._specs[name].effect for name in changed}
-        config = Config.from_parameters(pending)
-        checked = None  # the new model, when a change that rebuilds it was checked here
-        with self._setup_lock:
-            active = self._active
-            model = active[0].model if active is not None else None
-            if parameters.MODEL in effects and model is not None \
-                    and pending['description_updates'] == 'lock':
-                return self._reject_parameters(
-                    'description_updates is lock: the model in use stays (%s cannot change)'
-                    % ', '.join(sorted(n for n in changed
-                                       if self._specs[n].effect == parameters.MODEL)))
-            if model is not None and parameters.MODEL in effects:
-                # A change that rebuilds the model is checked against the configuration now,
-                # so a refused rebuild cannot leave a parameter that the model in use lacks.
-                text = pending['robot_description'] or self._topic_description
-                try:
-                    if text:  # (none: the model in use stays until the topic brings one)
-                        checked = _node_model(text, pending)
-                        Setup(checked, config)
-                except Exception as exc:  # (any reason a description is refused)
-                    return self._reject_parameters('%s: %s' % (type(exc).__name__, exc))
-            new_active = None
-            if model is not None and parameters.SETUP in effects:
-                try:
-                    new_active = (Setup(model, config), active[1])
-                except ValueError as exc:
-                    return self._reject_parameters(str(exc))
-            elif model is None:
-                reason = check_lengths(config, len(config.joints) or None)
-                if reason:
-                    return self._reject_parameters(reason)
-            if model is not None and parameters.PAYLOAD in effects:
-                try:
-                    self._apply_parameter_payload(model, pending, self._p['payload.link'])
-                except ValueError as exc:
-                    return self._reject_parameters(str(exc))
-            self._p = pending
-            self._config = config
-            if new_active is not None:
-                self._active = new_active
-        for sensor in self._sensors:
-            if any(name.startswith('wrench.%s.' % sensor.name) for name in changed):
-                self._apply_sensor(sensor)
-        rebuild = sorted(n for n in changed if self._specs[n].effect == parameters.MODEL)
-        if rebuild:
-            self._request_model('a parameter change (%s)' % ', '.join(rebuild), checked)
-        return SetParametersResult(successful=True)
+        active = self._active
+        model = active[0].model if active is not None else None
+        self._check_configuration(plan, model)
+        if model is not None and parameters.SETUP in effects:
+            try:
+                plan.active = (Setup(model, plan.config), active[1])
+            except ValueError as exc:
+                raise _Refused(str(exc)) from exc
+        if model is not None and parameters.PAYLOAD in effects:
+            plan.model = model
+            try:
+                plan.payloads = payload_changes(model, pending, self._p['payload.link'])
+            except ValueError as exc:
+                raise _Refused(str(exc)) from exc
+        plan.sensors = [sensor for sensor in self._sensors
+                        if any(name.startswith('wrench.%s.' % sensor.name) for name in changed)]
+        return plan
+
+    def _commit(self, plan):
+        """Apply a planned change to the model in use and the parameters (under the lock)."""
+        for link, payload in plan.payloads:
+            plan.model.set_payload(link, payload.mass, payload.com, payload.inertia)
+        self._p = plan.params
+        self._config = plan.config
+        self._source.configure(plan.params, plan.config)
+        if plan.active is not None:
+            self._active = plan.active
 
     def _reject_parameters(self, reason):
         self._counts['rejected_parameters'] += 1
@@ -322,25 +408,6 @@ class DynamicsNode(Node):
         return SetParametersResult(successful=False, reason=reason)
 
     # Payloads -----------------------------------------------------------------------------------
-
-    def _apply_parameter_payload(self, model, params, previous_link=''):
-        """
-        Put the ``payload.*`` parameters' payload on the model.
-
-        Put the ``payload.*`` parameters' payload on the model (``ValueError`` when it
-        cannot be: nothing changes then); the payload leaves ``previous_link``.
-        """
-        link = params['payload.link']
-        if not link:
-            if previous_link and previous_link in model.link_body:
-                model.set_payload(previous_link, 0.0)
-            return
-        model.check_link(link)
-        payload = rbd.Payload(params['payload.mass'], params['payload.com'],
-                              params['payload.inertia'])
-        if previous_link and previous_link != link and previous_link in model.link_body:
-            model.set_payload(previous_link, 0.0)
-        model.set_payload(link, payload.mass, payload.com, payload.inertia)
 
     def _on_payload(self, msg):
         active = self._active
@@ -359,15 +426,9 @@ class DynamicsNode(Node):
                                    inertia.iyz, inertia.izz))
         except ValueError as exc:  # (UnknownLinkError is one too)
             return self._reject('payload', str(exc))
-        with self._setup_lock:
-            if self._active is None or self._active[0].model is not model:
-                return self._reject('payload', 'the model changed while it arrived')
-            model.set_payload(link, payload.mass, payload.com, payload.inertia)
-            if payload.mass:
-                self._topic_payloads[link] = payload
-            else:
-                self._topic_payloads.pop(link, None)
-        self.get_logger().info('payload on %s: %s' % (link, _payload_text(payload))
+        if not self._source.receive_payload(model, link, payload):
+            return self._reject('payload', 'the model changed while it arrived')
+        self.get_logger().info('payload on %s: %s' % (link, payload_text(payload))
                                if payload.mass else 'payload on %s removed' % link)
 
     # Trajectories -----------------------------------------------------------------------------
@@ -422,7 +483,7 @@ class DynamicsNode(Node):
             return response
         response.success = True
         response.message = ('bias of %s in %s (force [N], torque [N m], applied on the robot): '
-                            '%s' % (sensor.name, link, _vector_text(bias)))
+                            '%s' % (sensor.name, link, vector_text(bias)))
         self.get_logger().info(response.message)
         return response
 
@@ -433,126 +494,6 @@ class DynamicsNode(Node):
         response.message = 'bias of %s cleared' % sensor.name if had else \
             'sensor %s had no bias' % sensor.name
         return response
-
-    # Robot description --------------------------------------------------------------------------
-
-    def _on_description(self, msg):
-        self._counts['descriptions'] += 1
-        self._topic_description = msg.data
-        if self._p['robot_description']:
-            self.get_logger().info('robot_description topic ignored: the robot_description '
-                                   'parameter is set', throttle_duration_sec=LOG_PERIOD)
-            return
-        self._request_model('the robot_description topic')
-
-    def _request_model(self, source, model=None):
-        """
-        Build the model of the current description on the worker thread.
-
-        ``model``, when given, is that model, already parsed with the current parameters.
-        """
-        text = self._p['robot_description'] or self._topic_description
-        if text is None:
-            return
-        model_params = {name: self._p[name] for name, spec in self._specs.items()
-                        if spec.effect == parameters.MODEL}
-        if self._active is not None and self._model_text == (text, model_params):
-            return  # the same description again (a restarted robot_state_publisher)
-        if self._active is not None and self._p['description_updates'] == 'lock':
-            self._counts['descriptions_rejected'] += 1
-            reason = ('description_updates is lock: the model of %s stays; the description '
-                      'from %s is refused' % (self._model_source, source))
-            self._last_error['description'] = reason
-            self.get_logger().warning(reason, throttle_duration_sec=LOG_PERIOD)
-            return
-        self._generation += 1
-        self._building = source
-        self._builder.submit(self._build_model, self._generation, source, text, model_params,
-                             model)
-
-    def _build_model(self, generation, source, text, params, model=None):
-        log = self.get_logger()
-        try:
-            if model is None:
-                model = _node_model(text, params)  # compiled below, once the model is in use
-            with self._setup_lock:
-                if generation != self._generation:
-                    return  # a newer description is on its way
-                payload_notes = self._payloads_onto(model)
-                # the joint parameters may have changed while the model was built
-                setup = Setup(model, self._config)
-                previous = self._active
-                merger = JointStateMerger(model.joint_names)
-                if previous is not None:
-                    merger.adopt(previous[1])
-                # Said before the swap: a torque of the new model is never seen ahead of the
-                # lines that announce it.
-                self._announce(log, source, previous, setup, payload_notes)
-                self._compiling = True  # (compiled below)
-                self._active = (setup, merger)
-                self._model_text = (text, params)
-                self._model_source = source
-                self._model_error = ''
-        except Exception as exc:  # an unusable description must never stop the node
-            kept = ('; keeping the model of %s' % self._model_source if self._active is not None
-                    else '; no model yet, nothing is published')
-            log.error('robot description from %s rejected: %s%s' % (source, exc, kept))
-            self._counts['descriptions_rejected'] += 1
-            self._model_error = '%s: %s' % (type(exc).__name__, exc)
-            return
-        finally:
-            if generation == self._generation:
-                self._building = ''
-        try:
-            # Torques flow from now on, on the NumPy path (the newest joint state, then a pause
-            # of NUMPY_PATH_PAUSE); the compiled path takes over when it is built. Loaded from
-            # numba's disk cache that is a fraction of a second; the first start on a machine
-            # compiles for seconds, with exact torques published meanwhile.
-            start = time.monotonic()
-            compiled = model.compile()
-        finally:
-            self._compiling = False
-        log.info('compiled path %s (%.2f s)'
-                 % ('in use' if compiled else 'unavailable: NumPy path',
-                    time.monotonic() - start))
-        # Move everything alive now (numba, the model) out of the collector's reach: a full
-        # collection over those objects would otherwise pause the joint-state path for
-        # milliseconds every so often.
-        gc.collect()
-        gc.freeze()
-
-    def _announce(self, log, source, previous, setup, payload_notes):
-        """Log what a new model of ``source`` is and, over ``previous``, what it changes."""
-        model = setup.model
-        if previous is not None:
-            change = describe_change(previous[0].model, model)
-            log.warning('robot description from %s replaces the model in use (of %s): %s'
-                        % (source, self._model_source, change or 'same joints and mass'))
-        for note in list(model.warnings) + payload_notes:
-            log.warning('robot description: %s (accepted)' % note)
-        log.info('model %r from %s: %d joints, %d links; output joints: %s'
-                 % (model.name, source, model.nv, len(model.link_names),
-                    ', '.join(setup.joints)))
-
-    def _payloads_onto(self, model):
-        """
-        Put the configured and received payloads onto a new model.
-
-        Put the configured payload and those received on ``~/payload`` onto a new model;
-        sentences about those that do not fit it.
-        """
-        notes = []
-        try:
-            self._apply_parameter_payload(model, self._p)
-        except ValueError as exc:
-            notes.append('payload parameters not applied: %s' % exc)
-        for link, payload in list(self._topic_payloads.items()):
-            if link in model.link_body:
-                model.set_payload(link, payload.mass, payload.com, payload.inertia)
-            else:
-                notes.append('payload on %s dropped: no such link in the new model' % link)
-                self._topic_payloads.pop(link, None)
-        return notes
 
     # Inputs -------------------------------------------------------------------------------------
 
@@ -598,12 +539,9 @@ class DynamicsNode(Node):
         active = self._active
         if active is None:
             self._counts['rejected_no_model'] += 1
-            if self._building:
-                why = 'building the model of %s' % self._building
-            else:
-                why = self._model_error or 'waiting for the robot_description topic'
             self.get_logger().warning('no usable robot description yet (%s); publishing nothing'
-                                      % why, throttle_duration_sec=LOG_PERIOD)
+                                      % self._source.waiting_reason(),
+                                      throttle_duration_sec=LOG_PERIOD)
             return
         setup, merger = active
         try:
@@ -617,7 +555,7 @@ class DynamicsNode(Node):
                                       % ', '.join(merger.missing()),
                                       throttle_duration_sec=LOG_PERIOD)
             return
-        numpy_path = self._compiling and setup.model.packed is None
+        numpy_path = setup.model.packed is None and self._source.compiling
         if numpy_path and newer:
             # the compiled path is being built: answer the newest state only
             self._counts['skipped_while_compiling'] += 1
@@ -627,9 +565,7 @@ class DynamicsNode(Node):
         self._last_joint_state_ns = now
         self._publish(setup, merger.position, merger.velocity, now, msg.header.stamp)
         spent = time.perf_counter_ns() - start
-        self._compute_ns.append(spent)
-        if spent > self._compute_max_ns:
-            self._compute_max_ns = spent
+        self._compute.add(spent)
         if numpy_path:
             time.sleep(NUMPY_PATH_PAUSE)  # leave the interpreter to the compilation
 
@@ -672,78 +608,19 @@ class DynamicsNode(Node):
 
     def _publish_diagnostics(self):
         now = self.get_clock().now()
-        now_ns = now.nanoseconds
-        active = self._active
-        setup = active[0] if active is not None else None
-        status = DiagnosticStatus(name='%s: dynamics' % self.get_fully_qualified_name(),
-                                  hardware_id=setup.model.name if setup else '')
-        values = []
-
-        def add(key, value):
-            values.append(KeyValue(key=key, value=str(value)))
-
-        def age(stamp_ns):
-            return 'never' if stamp_ns is None else '%.3f' % ((now_ns - stamp_ns) / NS)
-
-        if setup is None:
-            status.level = DiagnosticStatus.ERROR
-            status.message = ('no model: %s' % self._model_error if self._model_error
-                              else 'waiting for the robot description')
-        else:
-            missing = active[1].missing()
-            if missing:
-                status.level = DiagnosticStatus.WARN
-                status.message = 'waiting for joint_states of %s' % ', '.join(missing)
-            elif self._model_error:
-                status.level = DiagnosticStatus.WARN
-                status.message = 'new description rejected, previous model in use'
-            elif self._last_joint_state_ns is None:
-                status.level = DiagnosticStatus.WARN
-                status.message = 'no joint_states yet'
-            else:
-                status.level = DiagnosticStatus.OK
-                status.message = 'publishing torques'
-            model = setup.model
-            add('model', '%s (%d joints, from %s)' % (model.name, model.nv, self._model_source))
-            add('compiled path', 'in use' if model.packed is not None else
-                'compiling' if self._compiling else 'unavailable: %s (NumPy path)'
-                % (rbd._fast.UNAVAILABLE_REASON or 'the kernels could not be built'))
-            add('joints', ', '.join(setup.joints))
-            drive = (setup.viscous, setup.coulomb, setup.armature)
-            add('drive compensation', 'on: viscous %s, coulomb %s, armature %s'
-                % tuple(_vector_text(a[setup.rows]) for a in drive) if setup.drive_on
-                else 'off')
-            add('effort limits', '%s%s' % (_vector_text(setup.effort_limits),
-                                           ', clamped' if setup.config.clamp else ''))
-            add('saturated joints (last)', ', '.join(self._saturated) or 'none')
-            for link, payload in sorted(model.payloads.items()):
-                add('payload %s' % link, _payload_text(payload))
-            if not model.payloads:
-                add('payloads', 'none')
-        add('description_updates', self._p['description_updates'])
-        add('model error', self._model_error or 'none')
-        add('joint_states age [s]', age(self._last_joint_state_ns))
         desired = self._controller.desired
-        add('desired age [s]', age(desired[1] if desired else None))
-        for sensor in self._sensors:
-            reading = sensor.reading
-            add('wrench %s age [s]' % sensor.name, age(reading[0] if reading else None))
-            bias = sensor.bias
-            add('wrench %s bias' % sensor.name,
-                '%s in %s' % (_vector_text(bias[1]), bias[0]) if bias is not None else 'none')
-        samples = self._compute_ns
-        self._compute_ns = []
-        if samples:
-            add('compute time mean [us]', '%.1f' % (sum(samples) / len(samples) / 1e3))
-        add('compute time max [us]', '%.1f' % (self._compute_max_ns / 1e3))
-        for key, count in self._counts.items():
-            add(key, count)
-        add('callback_failures', getattr(self, 'callback_failures', 0))
-        add('joint_states taken on', 'a thread of their own' if self._joint_state_thread
-            else 'the executor')
-        for kind, reason in self._last_error.items():
-            add('last %s rejection' % kind, reason)
-        status.values = values
+        last_errors = dict(self._last_error)
+        if self._source.last_rejection:
+            last_errors['description'] = self._source.last_rejection
+        status = dynamics_status(
+            '%s: dynamics' % self.get_fully_qualified_name(), now.nanoseconds, self._active,
+            self._source.status(), description_updates=self._p['description_updates'],
+            counts=dict(self._counts, **self._source.counts),
+            callback_failures=self.callback_failures.count,
+            last_joint_state_ns=self._last_joint_state_ns,
+            desired_ns=desired[1] if desired else None, sensors=self._sensors,
+            compute=self._compute, saturated=self._saturated,
+            own_thread=self._joint_state_thread is not None, last_errors=last_errors)
         msg = DiagnosticArray()
         msg.header.stamp = now.to_msg()
         msg.status = [status]
@@ -752,56 +629,8 @@ class DynamicsNode(Node):
     def destroy_node(self):
         if self._joint_state_thread is not None:
             self._joint_state_thread.stop()
-        self._builder.shutdown(wait=False)
+        self._source.shutdown()
         return super().destroy_node()
-
-
-def _node_model(text, params):
-    """
-    Build the model of a description for the node, on the NumPy path.
-
-    Parameters
-    ----------
-    text
-        the URDF.
-    params
-        the node's parameters (``gravity``, ``root_link``, ``max_description_bytes``).
-
-    Returns
-    -------
-    rbd_dynamics.Model
-        the model, not compiled yet.
-
-    Raises
-    ------
-    UrdfError
-        an unusable description.
-    ValueError
-        a model that joint states cannot describe (a joint with more than one coordinate,
-        no moving joint).
-
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore', rbd.DescriptionWarning)
-        model = rbd.Model.from_urdf(text, gravity=params['gravity'],
-                                    root_link=params['root_link'] or None,
-                                    max_bytes=params['max_description_bytes'], compiled=False)
-    problem = joint_state_problem(model)
-    if problem:
-        raise ValueError(problem)
-    return model
-
-
-def _vector_text(values):
-    return '[%s]' % ', '.join('%.6g' % v for v in values)
-
-
-def _payload_text(payload):
-    inertia = payload.inertia
-    return ('m %.6g kg, com %s m, inertia %s kg m^2'
-            % (payload.mass, _vector_text(payload.com),
-               _vector_text([inertia[0, 0], inertia[0, 1], inertia[0, 2], inertia[1, 1],
-                             inertia[1, 2], inertia[2, 2]])))
 
 
 def main(args=None):

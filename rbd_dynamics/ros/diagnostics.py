@@ -1,0 +1,175 @@
+"""
+The node's ``/diagnostics`` status, built from explicit inputs.
+
+:func:`dynamics_status` turns what the node knows (its counters, the status of its
+:class:`~rbd_dynamics.ros.model_source.ModelSource`, the model in use, the sensors, the
+controller's desired input, the compute times) into one ``diagnostic_msgs/DiagnosticStatus``;
+every value is text, in the formats the node has always reported. No rclpy here: the node
+publishes the status.
+"""
+
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+import rbd_dynamics as rbd
+
+NS = 1e9
+
+#: The counters the status reports, in this order (the node's and its model source's).
+COUNTS = (
+    'joint_states', 'outputs', 'descriptions', 'descriptions_rejected', 'rejected_joint_states',
+    'rejected_desired', 'rejected_wrench', 'rejected_no_model', 'incomplete_joint_states',
+    'non_finite_outputs', 'rejected_parameters', 'skipped_while_compiling', 'rejected_payload',
+    'rejected_tare', 'saturated_cycles', 'trajectories', 'rejected_trajectory')
+
+
+class ComputeTimes:
+    """
+    How long the joint-state path took per answer [ns]: the samples since the last report.
+
+    Written by the joint-state thread, read by the diagnostics timer: :meth:`take` swaps the
+    sample list whole.
+    """
+
+    def __init__(self):
+        self.samples = []
+        self.max_ns = 0
+
+    def add(self, spent_ns):
+        """Keep one answer's time."""
+        self.samples.append(spent_ns)
+        if spent_ns > self.max_ns:
+            self.max_ns = spent_ns
+
+    def take(self):
+        """Return the samples since the last call and start a new list."""
+        samples = self.samples
+        self.samples = []
+        return samples
+
+
+def dynamics_status(name, now_ns, active, model, *, description_updates, counts,
+                    callback_failures, last_joint_state_ns, desired_ns, sensors, compute,
+                    saturated, own_thread, last_errors):
+    """
+    Build the node's diagnostic status.
+
+    Parameters
+    ----------
+    name
+        the status name (``'<node>: dynamics'``).
+    now_ns
+        the node's clock now [ns].
+    active
+        ``(Setup, JointStateMerger)`` of the model in use, or ``None``.
+    model
+        the :class:`~rbd_dynamics.ros.model_source.ModelStatus`.
+    description_updates
+        the parameter's value.
+    counts
+        counter name -> count, with every name of :data:`COUNTS`.
+    callback_failures
+        exceptions that escaped a callback.
+    last_joint_state_ns, desired_ns
+        when the last joint state was answered and the desired input arrived [ns], or
+        ``None``.
+    sensors
+        the force/torque sensors (:class:`~rbd_dynamics.control.sensors.Sensor`).
+    compute
+        the :class:`ComputeTimes` (its samples are taken).
+    saturated
+        names of the joints over their effort limit in the last saturated cycle.
+    own_thread
+        joint states are taken on a thread of their own (else: the executor).
+    last_errors
+        input kind -> the reason its last message was refused.
+
+    Returns
+    -------
+    diagnostic_msgs.msg.DiagnosticStatus
+        the status; every value is text.
+
+    """
+    setup = active[0] if active is not None else None
+    status = DiagnosticStatus(name=name, hardware_id=setup.model.name if setup else '')
+    values = []
+
+    def add(key, value):
+        values.append(KeyValue(key=key, value=str(value)))
+
+    def age(stamp_ns):
+        return 'never' if stamp_ns is None else '%.3f' % ((now_ns - stamp_ns) / NS)
+
+    if setup is None:
+        status.level = DiagnosticStatus.ERROR
+        status.message = ('no model: %s' % model.error if model.error
+                          else 'waiting for the robot description')
+    else:
+        missing = active[1].missing()
+        if missing:
+            status.level = DiagnosticStatus.WARN
+            status.message = 'waiting for joint_states of %s' % ', '.join(missing)
+        elif model.error:
+            status.level = DiagnosticStatus.WARN
+            status.message = 'new description rejected, previous model in use'
+        elif last_joint_state_ns is None:
+            status.level = DiagnosticStatus.WARN
+            status.message = 'no joint_states yet'
+        else:
+            status.level = DiagnosticStatus.OK
+            status.message = 'publishing torques'
+        _add_setup(add, setup, model, saturated)
+    add('description_updates', description_updates)
+    add('model error', model.error or 'none')
+    add('joint_states age [s]', age(last_joint_state_ns))
+    add('desired age [s]', age(desired_ns))
+    for sensor in sensors:
+        reading = sensor.reading
+        add('wrench %s age [s]' % sensor.name, age(reading[0] if reading else None))
+        bias = sensor.bias
+        add('wrench %s bias' % sensor.name,
+            '%s in %s' % (vector_text(bias[1]), bias[0]) if bias is not None else 'none')
+    samples = compute.take()
+    if samples:
+        add('compute time mean [us]', '%.1f' % (sum(samples) / len(samples) / 1e3))
+    add('compute time max [us]', '%.1f' % (compute.max_ns / 1e3))
+    for key in COUNTS:
+        add(key, counts[key])
+    add('callback_failures', callback_failures)
+    add('joint_states taken on', 'a thread of their own' if own_thread else 'the executor')
+    for kind, reason in last_errors.items():
+        add('last %s rejection' % kind, reason)
+    status.values = values
+    return status
+
+
+def _add_setup(add, setup, model_status, saturated):
+    """Add the values that describe the model in use and its setup."""
+    model = setup.model
+    add('model', '%s (%d joints, from %s)' % (model.name, model.nv, model_status.source))
+    add('compiled path', 'in use' if model.packed is not None else
+        'compiling' if model_status.compiling else 'unavailable: %s (NumPy path)'
+        % (rbd._fast.UNAVAILABLE_REASON or 'the kernels could not be built'))
+    add('joints', ', '.join(setup.joints))
+    drive = (setup.viscous, setup.coulomb, setup.armature)
+    add('drive compensation', 'on: viscous %s, coulomb %s, armature %s'
+        % tuple(vector_text(a[setup.rows]) for a in drive) if setup.drive_on else 'off')
+    add('effort limits', '%s%s' % (vector_text(setup.effort_limits),
+                                   ', clamped' if setup.config.clamp else ''))
+    add('saturated joints (last)', ', '.join(saturated) or 'none')
+    for link, payload in sorted(model.payloads.items()):
+        add('payload %s' % link, payload_text(payload))
+    if not model.payloads:
+        add('payloads', 'none')
+
+
+def vector_text(values):
+    """Return numbers as the node reports them: ``[1, 0.5, -2]`` (6 significant digits)."""
+    return '[%s]' % ', '.join('%.6g' % v for v in values)
+
+
+def payload_text(payload):
+    """Return a payload as the node reports it: mass, com and the 6 inertia entries."""
+    inertia = payload.inertia
+    return ('m %.6g kg, com %s m, inertia %s kg m^2'
+            % (payload.mass, vector_text(payload.com),
+               vector_text([inertia[0, 0], inertia[0, 1], inertia[0, 2], inertia[1, 1],
+                            inertia[1, 2], inertia[2, 2]])))

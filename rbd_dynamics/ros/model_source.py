@@ -1,0 +1,378 @@
+"""
+The model a node runs on: where its description comes from and how a new one replaces it.
+
+:class:`ModelSource` owns the model's lifecycle: the description text (the ``robot_description``
+parameter, or else the latched topic), the worker thread that parses a description and compiles
+its fast path, the generations (a newer description wins over one still being built),
+``description_updates: lock``, the log lines that announce a new model, the payloads carried
+over onto it (``payload.*`` parameters and those received on ``~/payload``) and the status the
+diagnostics report. It knows no node: it is given a logger, the lock under which the model in
+use is swapped, and two callables that read and replace the model in use, a
+``(Setup, JointStateMerger)`` pair.
+"""
+
+import concurrent.futures
+import gc
+import time
+from typing import NamedTuple
+import warnings
+
+import rbd_dynamics as rbd
+from rbd_dynamics.control.joint_states import joint_state_problem, JointStateMerger
+from rbd_dynamics.control.law import describe_change, Setup
+
+from . import parameters
+
+LOG_PERIOD = 2.0  # s, the rate limit of repeated warnings
+
+
+class ModelStatus(NamedTuple):
+    """
+    What the diagnostics say about the model.
+
+    Attributes
+    ----------
+    source
+        where the model in use came from (``''``: no model yet).
+    error
+        why the last description was refused (``''``: it was not).
+    building
+        source of the description being built (``''``: none).
+    compiling
+        the compiled path of the model in use is being built.
+
+    """
+
+    source: str
+    error: str
+    building: str
+    compiling: bool
+
+
+class ModelSource:
+    """
+    Build the node's model from its description, on a worker thread, and put it in use.
+
+    Threads: :meth:`receive_description`, :meth:`request`, :meth:`configure` and
+    :meth:`receive_payload` are called from the node's executor thread; the build runs on a
+    worker thread of its own and swaps the new pair in under ``lock``, the lock the node holds
+    while it changes the model in use itself. Readers of the model in use (the joint-state path)
+    never wait: they read the pair as one reference.
+    """
+
+    def __init__(self, logger, lock, in_use, put_in_use, params, config):
+        """
+        Make the source (no description yet).
+
+        Parameters
+        ----------
+        logger
+            where the model's lines are logged (an rclpy logger).
+        lock
+            held while the model in use is replaced, by this source or by its owner.
+        in_use
+            ``() -> (Setup, JointStateMerger) or None``: the model in use.
+        put_in_use
+            ``((Setup, JointStateMerger)) -> None``: put a new model in use (called under
+            ``lock``, after the lines that announce it are logged).
+        params
+            the node's parameters by name (see :meth:`configure`).
+        config
+            the :class:`~rbd_dynamics.control.law.Config` of those parameters.
+
+        """
+        self._log = logger
+        self._lock = lock
+        self._in_use = in_use
+        self._put_in_use = put_in_use
+        self._params = params
+        self._config = config
+        self._builder = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        self._generation = 0
+        self._topic_payloads = {}  # link -> rbd.Payload from ~/payload
+        self._model_text = None  # (text, params) the model in use was built from
+        self.topic_description = None  # the latest text of the robot_description topic
+        self.source = ''  # where the model in use came from
+        self.error = ''  # why the last description was refused
+        self.building = ''  # source of the description being built, if any
+        self.compiling = False  # the compiled path of the model in use is being built
+        self.counts = {'descriptions': 0, 'descriptions_rejected': 0}
+        self.last_rejection = ''  # the last description refused by description_updates: lock
+
+    def configure(self, params, config):
+        """Take the node's parameters (by name) and their configuration; call under the lock."""
+        self._params = params
+        self._config = config
+
+    def status(self):
+        """Return the :class:`ModelStatus` of now."""
+        return ModelStatus(self.source, self.error, self.building, self.compiling)
+
+    def waiting_reason(self):
+        """Say why there is no model in use yet."""
+        if self.building:
+            return 'building the model of %s' % self.building
+        return self.error or 'waiting for the robot_description topic'
+
+    # Descriptions -------------------------------------------------------------------------------
+
+    def receive_description(self, text):
+        """Take a description from the topic; it is built unless the parameter holds one."""
+        self.counts['descriptions'] += 1
+        self.topic_description = text
+        if self._params['robot_description']:
+            self._log.info('robot_description topic ignored: the robot_description parameter '
+                           'is set', throttle_duration_sec=LOG_PERIOD)
+            return
+        self.request('the robot_description topic')
+
+    def description(self, params):
+        """Return the description text ``params`` select (``None``: none yet)."""
+        return params['robot_description'] or self.topic_description
+
+    def check_rebuild(self, params, config):
+        """
+        Build the model that ``params`` would rebuild and check ``config`` on it.
+
+        Returns
+        -------
+        rbd_dynamics.Model or None
+            that model, not in use yet, or ``None`` when there is no description yet.
+
+        Raises
+        ------
+        Exception
+            any reason the description or the configuration is refused.
+
+        """
+        text = self.description(params)
+        if not text:
+            return None
+        model = node_model(text, params)
+        Setup(model, config)
+        return model
+
+    def request(self, source, model=None):
+        """
+        Build the model of the current description on the worker thread.
+
+        Parameters
+        ----------
+        source
+            where the description comes from, as the log lines say it.
+        model
+            that model, when it was already parsed with the current parameters.
+
+        """
+        text = self.description(self._params)
+        if text is None:
+            return
+        model_params = {spec.name: self._params[spec.name] for spec in parameters.PARAMETERS
+                        if spec.effect == parameters.MODEL}
+        in_use = self._in_use() is not None
+        if in_use and self._model_text == (text, model_params):
+            return  # the same description again (a restarted robot_state_publisher)
+        if in_use and self._params['description_updates'] == 'lock':
+            self.counts['descriptions_rejected'] += 1
+            reason = ('description_updates is lock: the model of %s stays; the description '
+                      'from %s is refused' % (self.source, source))
+            self.last_rejection = reason
+            self._log.warning(reason, throttle_duration_sec=LOG_PERIOD)
+            return
+        self._generation += 1
+        self.building = source
+        self._builder.submit(self._build, self._generation, source, text, model_params, model)
+
+    def _build(self, generation, source, text, params, model=None):
+        log = self._log
+        try:
+            if model is None:
+                model = node_model(text, params)  # compiled below, once the model is in use
+            with self._lock:
+                if generation != self._generation:
+                    return  # a newer description is on its way
+                payload_notes = self._payloads_onto(model)
+                # the joint parameters may have changed while the model was built
+                setup = Setup(model, self._config)
+                previous = self._in_use()
+                merger = JointStateMerger(model.joint_names)
+                if previous is not None:
+                    merger.adopt(previous[1])
+                # Said before the swap: a torque of the new model is never seen ahead of the
+                # lines that announce it.
+                self._announce(source, previous, setup, payload_notes)
+                self.compiling = True  # (compiled below)
+                self._put_in_use((setup, merger))
+                self._model_text = (text, params)
+                self.source = source
+                self.error = ''
+        except Exception as exc:  # an unusable description must never stop the node
+            kept = ('; keeping the model of %s' % self.source if self._in_use() is not None
+                    else '; no model yet, nothing is published')
+            log.error('robot description from %s rejected: %s%s' % (source, exc, kept))
+            self.counts['descriptions_rejected'] += 1
+            self.error = '%s: %s' % (type(exc).__name__, exc)
+            return
+        finally:
+            if generation == self._generation:
+                self.building = ''
+        try:
+            # Torques flow from now on, on the NumPy path (the newest joint state, then a
+            # pause); the compiled path takes over when it is built. Loaded from numba's disk
+            # cache that is a fraction of a second; the first start on a machine compiles for
+            # seconds, with exact torques published meanwhile.
+            start = time.monotonic()
+            compiled = model.compile()
+        finally:
+            self.compiling = False
+        log.info('compiled path %s (%.2f s)'
+                 % ('in use' if compiled else 'unavailable: NumPy path',
+                    time.monotonic() - start))
+        # Move everything alive now (numba, the model) out of the collector's reach: a full
+        # collection over those objects would otherwise pause the joint-state path for
+        # milliseconds every so often.
+        gc.collect()
+        gc.freeze()
+
+    def _announce(self, source, previous, setup, payload_notes):
+        """Log what a new model of ``source`` is and, over ``previous``, what it changes."""
+        log = self._log
+        model = setup.model
+        if previous is not None:
+            change = describe_change(previous[0].model, model)
+            log.warning('robot description from %s replaces the model in use (of %s): %s'
+                        % (source, self.source, change or 'same joints and mass'))
+        for note in list(model.warnings) + payload_notes:
+            log.warning('robot description: %s (accepted)' % note)
+        log.info('model %r from %s: %d joints, %d links; output joints: %s'
+                 % (model.name, source, model.nv, len(model.link_names),
+                    ', '.join(setup.joints)))
+
+    # Payloads -----------------------------------------------------------------------------------
+
+    def _payloads_onto(self, model):
+        """
+        Put the configured and received payloads onto a new model.
+
+        Returns
+        -------
+        list of str
+            sentences about the payloads that do not fit it.
+
+        """
+        notes = []
+        try:
+            for link, payload in payload_changes(model, self._params):
+                model.set_payload(link, payload.mass, payload.com, payload.inertia)
+        except ValueError as exc:
+            notes.append('payload parameters not applied: %s' % exc)
+        for link, payload in list(self._topic_payloads.items()):
+            if link in model.link_body:
+                model.set_payload(link, payload.mass, payload.com, payload.inertia)
+            else:
+                notes.append('payload on %s dropped: no such link in the new model' % link)
+                self._topic_payloads.pop(link, None)
+        return notes
+
+    def receive_payload(self, model, link, payload):
+        """
+        Put a payload received on ``~/payload`` on ``model``, if it is still in use.
+
+        It stays on every later model that has ``link``; ``payload.mass = 0`` removes it.
+
+        Returns
+        -------
+        bool
+            False when the model changed while the payload arrived (nothing changes then).
+
+        """
+        with self._lock:
+            in_use = self._in_use()
+            if in_use is None or in_use[0].model is not model:
+                return False
+            model.set_payload(link, payload.mass, payload.com, payload.inertia)
+            if payload.mass:
+                self._topic_payloads[link] = payload
+            else:
+                self._topic_payloads.pop(link, None)
+        return True
+
+    def shutdown(self):
+        """Stop taking builds (one under way finishes on its own)."""
+        self._builder.shutdown(wait=False)
+
+
+def payload_changes(model, params, previous_link=''):
+    """
+    Plan the ``payload.*`` parameters' payload on ``model``, changing nothing.
+
+    Parameters
+    ----------
+    model
+        the model the payload goes on.
+    params
+        the parameters by name (``payload.link``, ``.mass``, ``.com``, ``.inertia``).
+    previous_link
+        the link that held the configured payload until now (it leaves that link).
+
+    Returns
+    -------
+    list of (str, rbd_dynamics.Payload)
+        ``(link, payload)`` to put on the model in this order; a zero mass removes one.
+
+    Raises
+    ------
+    ValueError
+        an unknown link or an unusable payload.
+
+    """
+    link = params['payload.link']
+    empty = rbd.Payload(0.0)
+    if not link:
+        if previous_link and previous_link in model.link_body:
+            return [(previous_link, empty)]
+        return []
+    model.check_link(link)
+    payload = rbd.Payload(params['payload.mass'], params['payload.com'],
+                          params['payload.inertia'])
+    changes = []
+    if previous_link and previous_link != link and previous_link in model.link_body:
+        changes.append((previous_link, empty))
+    changes.append((link, payload))
+    return changes
+
+
+def node_model(text, params):
+    """
+    Build the model of a description for the node, on the NumPy path.
+
+    Parameters
+    ----------
+    text
+        the URDF.
+    params
+        the node's parameters (``gravity``, ``root_link``, ``max_description_bytes``).
+
+    Returns
+    -------
+    rbd_dynamics.Model
+        the model, not compiled yet.
+
+    Raises
+    ------
+    UrdfError
+        an unusable description.
+    ValueError
+        a model that joint states cannot describe (a joint with more than one coordinate,
+        no moving joint).
+
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', rbd.DescriptionWarning)
+        model = rbd.Model.from_urdf(text, gravity=params['gravity'],
+                                    root_link=params['root_link'] or None,
+                                    max_bytes=params['max_description_bytes'], compiled=False)
+    problem = joint_state_problem(model)
+    if problem:
+        raise ValueError(problem)
+    return model
