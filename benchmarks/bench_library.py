@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), 'test'))
 
 try:
     import pinocchio as pin
-    from robots import PinocchioPair, robots_directory
+    from support.robots import PinocchioPair, robots_directory
 except ImportError as exc:  # pragma: no cover
     sys.exit('bench_library needs pin and example-robot-data (pip install pin '
              'example-robot-data): %s' % exc)

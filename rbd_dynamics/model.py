@@ -203,13 +203,7 @@ class Model:
         """Return the read-only link -> :class:`Payload` map (``runtime.payloads``)."""
         return self.runtime.payloads
 
-    @property
-    def _payload_state(self):
-        """Return ``(link inertias, payload_wrench cache)`` of the current state."""
-        runtime = self.runtime
-        return runtime.link_inertia, runtime.beyond
-
-    def compile(self):  # noqa: A003 (the public name: README's model.compile())
+    def compile(self):  # noqa: A003 (the public name: docs/library.md's model.compile())
         """
         Build the compiled path and use it from now on.
 

@@ -501,7 +501,7 @@ def wrap_angle(values):
 
 def model_mass(model):
     """Total mass of the model's links and payloads [kg]."""
-    return float(sum(inertia[3, 3] for inertia in model._payload_state[0].values()))
+    return float(sum(inertia[3, 3] for inertia in model.runtime.link_inertia.values()))
 
 
 def describe_change(old, new):
