@@ -32,6 +32,8 @@ def test_filled_efforts_track_ten_times_better(sims, model, urdf):
                                 and runs['node'].node.count_publishers(
                                     '/jtc_node/joint_trajectory') > 0)
         runs['plain'].spin_until(lambda: runs['plain'].pub_trajectory.get_subscription_count())
+        # a plan that arrives before the node has its model is refused ("no model yet")
+        runs['node'].spin_until(lambda: "model 'demo_arm' from" in node.log())
         plan = trajectory_message(model, with_effort=False)
         assert not any(len(p.effort) for p in plan.points)
         # one run at a time, each read while it runs: a run left unread while the other one
