@@ -28,8 +28,8 @@ setup(
         'sim': ['mujoco>=3.0'],
         # python -m rbd_dynamics bag / trajectory: bags without ROS, YAML, the PNG plot
         'analysis': ['rosbags>=0.10', 'pyyaml', 'matplotlib'],
-        'test': ['pytest', 'hypothesis', 'pin', 'example-robot-data', 'xacro', 'urdfdom-py',
-                 'rosbags>=0.10', 'pyyaml', 'matplotlib'],
+        'test': ['pytest', 'pytest-xdist', 'hypothesis', 'pin', 'example-robot-data', 'xacro',
+                 'urdfdom-py', 'rosbags>=0.10', 'pyyaml', 'matplotlib'],
     },
     zip_safe=True,
     maintainer='rbd_dynamics maintainers',

@@ -10,6 +10,12 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${RBD_VENV:-$repo/.venv}"
 
+source_hash() {  # source_hash REPO: a hash of what `pip install REPO` installs
+  (cd "$1" && find rbd_dynamics resource urdf launch config setup.py setup.cfg package.xml \
+     -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 2>/dev/null \
+     | sort -z | xargs -0 sha1sum | sha1sum | cut -d' ' -f1)
+}
+
 python_is() {  # python_is CMD MAJOR.MINOR...: the command runs and is one of those versions
   local cmd="$1"; shift
   "$cmd" -c 'import sys; sys.exit(0 if "%d.%d" % sys.version_info[:2] in sys.argv[1:] else 1)' \
@@ -65,12 +71,21 @@ else
   # offline analysis (rosbags, pyyaml) and the test references (Pinocchio, example-robot-data
   # URDFs, xacro, urdf_parser_py, the ament linters).
   "$py" -m pip install "${pip_q[@]}" numpy numba mujoco matplotlib psutil rosbags pyyaml \
-    pytest hypothesis flake8 flake8-quotes pin example-robot-data xacro urdfdom-py \
+    pytest pytest-xdist hypothesis flake8 flake8-quotes pin example-robot-data xacro urdfdom-py \
     "ros-$distro-ament-flake8"
   # The ament linters with the flake8 plugins a ROS 2 install gives ament_flake8.
   "$py" -m pip install "${pip_q[@]}" "ros-$distro-ament-pep257" pydocstyle flake8-builtins flake8-comprehensions flake8-docstrings flake8-import-order flake8-blind-except flake8-class-newline flake8-deprecated
   touch "$stamp"
 fi
-# The package itself, reinstalled every time so the environment runs the checked-out code.
-"$py" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall "$repo" >/dev/null
-echo "[setup] rbd_dynamics installed; interpreter: $py"
+# The package itself, reinstalled whenever the checked-out files differ from the ones last
+# installed, so the environment runs the checked-out code (a second run in one CI job, as
+# scripts/colcon_check.sh makes, finds it done).
+source_hash="$(source_hash "$repo")"
+if [ "$(cat "$venv/.rbd_installed_source" 2>/dev/null)" != "$source_hash" ]; then
+  "$py" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall "$repo" \
+    >/dev/null
+  echo "$source_hash" > "$venv/.rbd_installed_source"
+  echo "[setup] rbd_dynamics installed; interpreter: $py"
+else
+  echo "[setup] rbd_dynamics already installed from these files; interpreter: $py"
+fi

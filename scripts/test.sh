@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Set everything up (scripts/setup_env.sh) and run the whole test suite against the installed
-# package. Extra arguments go to pytest, e.g. `bash scripts/test.sh -k pinocchio`.
+# package, on two pytest-xdist workers. Extra arguments go to pytest, e.g.
+# `bash scripts/test.sh -k pinocchio`.
+#
+#   RBD_TESTS="paths"       what to run (default: test, the whole suite)
+#   RBD_TEST_WORKERS=N      pytest-xdist workers (default 2; 0 runs in this process)
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${RBD_VENV:-$repo/.venv}"
@@ -9,4 +13,5 @@ cd "$repo"
 # The pytest script (not `python -m pytest`) keeps the source tree off sys.path, so the tests
 # exercise the installed package, as a user's environment would.
 "$venv/bin/flake8" .
-exec "$venv/bin/pytest" test "$@"
+read -r -a tests <<<"${RBD_TESTS:-test}"
+exec "$venv/bin/pytest" -n "${RBD_TEST_WORKERS:-2}" "${tests[@]}" "$@"

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # The library tests on Ubuntu 22.04's (ROS 2 Humble's) versions: Python 3.10, NumPy 1.21.5,
-# numba 0.55.2. No ROS here (Humble has no wheels in the Python registry), so the node tests
-# skip; RBD_ALLOWED_MISSING tells test/conftest.py which missing test dependencies are expected
-# in this run. Pinocchio has no build for NumPy 1.21, so the cross-check against it skips too.
+# numba 0.55.2. No ROS here (Humble has no wheels in the Python registry), so only the layers
+# without ROS run (RBD_HUMBLE_TESTS, default test/library test/law test/tools); what their
+# modules miss here skips, and RBD_ALLOWED_MISSING tells test/conftest.py which missing test
+# dependencies are expected in this run. Pinocchio has no build for NumPy 1.21, so the
+# cross-check against it skips too. numba's cache is filled once before the two pytest-xdist
+# workers start, so they load the compiled kernels rather than each compile them.
 #
 #   RBD_HUMBLE_VENV=path   the environment (default: <repo>/.venv-humble)
 #   RBD_PYTHON310=path     the Python 3.10 to build it from
+#   RBD_HUMBLE_TESTS=paths what to run (RBD_HUMBLE_TESTS=test: the whole suite)
 # Extra arguments go to pytest. Exits 0 with a notice when no Python 3.10 exists.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,15 +37,34 @@ stamp="$venv/.rbd_setup_humble"
 if [ ! -f "$stamp" ] || [ "$0" -nt "$stamp" ] || [ "$repo/setup.py" -nt "$stamp" ]; then
   pip_q=(-q --disable-pip-version-check)
   "$venv/bin/python" -m pip install "${pip_q[@]}" numpy==1.21.5 numba==0.55.2 llvmlite==0.38.1 \
-    pytest hypothesis example-robot-data xacro urdfdom-py
+    pytest pytest-xdist hypothesis example-robot-data xacro urdfdom-py
   touch "$stamp"
 fi
-"$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall \
-  "$repo" >/dev/null
+source_hash="$(cd "$repo" && find rbd_dynamics resource urdf launch config setup.py setup.cfg \
+  package.xml -type f ! -name '*.pyc' ! -path '*/__pycache__/*' -print0 2>/dev/null \
+  | sort -z | xargs -0 sha1sum | sha1sum | cut -d' ' -f1)"
+if [ "$(cat "$venv/.rbd_installed_source" 2>/dev/null)" != "$source_hash" ]; then
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps --force-reinstall \
+    "$repo" >/dev/null
+  echo "$source_hash" > "$venv/.rbd_installed_source"
+fi
 "$venv/bin/python" -c 'import numpy, numba, sys
 print("[humble] Python %d.%d.%d, NumPy %s, numba %s" % (sys.version_info[:3]
       + (numpy.__version__, numba.__version__)))'
 
 cd "$repo"
 export RBD_ALLOWED_MISSING="rclpy,std_msgs,sensor_msgs,geometry_msgs,trajectory_msgs,diagnostic_msgs,std_srvs,pinocchio,pin,mujoco,matplotlib,psutil,rosbags,yaml,ament_flake8,ament_pep257"
-exec "$venv/bin/pytest" test "$@"
+# numba's on-disk cache, filled once: the demo arm compiled, one state and one batch.
+(cd /tmp && NUMBA_NUM_THREADS=2 "$venv/bin/python" -c '
+import numpy as np
+import rbd_dynamics as rbd
+from rbd_dynamics.resources import demo_urdf_path
+model = rbd.Model.from_urdf_file(demo_urdf_path(), compiled=True)
+model.compile()
+q, v = np.zeros((8, model.nq)), np.zeros((8, model.nv))
+rbd.rnea(model, q[0], v[0], v[0]), rbd.rnea(model, q, v, v)
+rbd.gravity_torques(model, q[0]), rbd.gravity_torques(model, q)
+print("[humble] numba cache filled (compiled path in use: %s)" % (model.packed is not None))
+')
+read -r -a tests <<<"${RBD_HUMBLE_TESTS:-test/library test/law test/tools}"
+exec "$venv/bin/pytest" -n "${RBD_TEST_WORKERS:-2}" "${tests[@]}" "$@"

@@ -94,7 +94,7 @@ def _run(tmp_path, ci, text):
         env['CI'] = 'true'
     done = subprocess.run([sys.executable, '-m', 'pytest', '-p', 'no:cacheprovider', '-rA',
                            str(tmp_path)], cwd=str(tmp_path), env=env, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=600)
     outcomes = {}
     for line in done.stdout.splitlines():
         found = re.match(r'(PASSED|FAILED|SKIPPED|ERROR) (?:\[\d+\] )?(\S+)', line)

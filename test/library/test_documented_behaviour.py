@@ -80,7 +80,7 @@ def test_the_command_line_prints_the_library_torques(model):
     for flag, values in (('--q', q), ('--qd', qd), ('--qdd', qdd)):
         command += [flag] + [repr(float(v)) for v in values]
     command += ['--wrench', 'ft_frame'] + [repr(v) for v in wrench]
-    out = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True,
+    out = subprocess.run(command, capture_output=True, text=True, timeout=600, check=True,
                          cwd=os.path.dirname(os.path.abspath(__file__))).stdout
     rows = {}
     for line in out.splitlines():
@@ -96,7 +96,7 @@ def test_the_command_line_prints_the_library_torques(model):
     np.testing.assert_allclose(printed[:, 2], rbd.gravity_torques(model, q, f_ext), rtol=0,
                                atol=1e-5)
     bad = subprocess.run(command[:4] + ['--q', '1', '2'], capture_output=True, text=True,
-                         timeout=120)
+                         timeout=600)
     assert bad.returncode != 0 and 'needs %d numbers' % model.nq in bad.stderr
 
 

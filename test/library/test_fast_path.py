@@ -183,7 +183,7 @@ def test_without_numba_the_reference_path_gives_the_same_numbers(tmp_path):
     path = os.path.join(ROOT, 'urdf', 'demo_arm.urdf')
     env = dict(os.environ, RBD_DYNAMICS_DISABLE_JIT='1')
     out = subprocess.run([sys.executable, '-c', script, path], env=env, check=True,
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=600)
     import json
     result = json.loads(out.stdout)
     assert result['packed'] is False

@@ -183,7 +183,7 @@ def test_tare_removes_the_sensor_bias(loop, model, urdf):
 
     assert gravity_errors(0.5, 1.0).min() > 0.1  # the bias is taken for a contact
     client = run.peer.create_client(Trigger, 'observer/wrist/tare')
-    assert client.wait_for_service(timeout_sec=10.0)
+    assert client.wait_for_service(timeout_sec=60.0)
     future = client.call_async(Trigger.Request())
     assert spin_until(run.executor, future.done, period=0.05), run.logs()
     assert future.result().success, future.result().message

@@ -28,7 +28,7 @@ def test_description_given_with_dash_p_builds_the_model(path):
     name = rbd.Model.from_urdf(text, compiled=False).name
     with NodeProcess(namespace='/cli_%d' % os.getpid(),
                      extra_args=['-p', 'robot_description:=' + text]) as node:
-        deadline = time.monotonic() + 60.0
+        deadline = time.monotonic() + 120.0
         while time.monotonic() < deadline and node.alive():
             if 'model %r from' % name in node.log():
                 break

@@ -40,22 +40,22 @@ def node(urdf, model, request):
         assert process.stop() == 0, process.log()
 
 
-def counted(peer, key, at_least=1, timeout=5.0):
+def counted(peer, key, at_least=1, timeout=60.0):
     """Until the diagnostics count ``key`` at least ``at_least`` times."""
     return peer.wait_for(lambda: int(peer.diagnostic(key) or 0) >= at_least, timeout)
 
 
-def shows(peer, key, predicate, timeout=5.0):
+def shows(peer, key, predicate, timeout=60.0):
     """Until the diagnostics value of ``key`` satisfies ``predicate``."""
     return peer.wait_for(lambda: predicate(peer.diagnostic(key) or ''), timeout)
 
 
-def answer(peer, model, q, qd, check, timeout=10.0):
+def answer(peer, model, q, qd, check, timeout=120.0):
     """Send the state until ``check(feedforward, gravity, command)`` holds; the last answer."""
     last = []
 
     def ok():
-        got = exchange(peer, model.joint_names, q, qd, timeout=1.0)
+        got = exchange(peer, model.joint_names, q, qd, timeout=10.0)
         if got is None:
             return False
         last[:] = [got]
@@ -312,8 +312,8 @@ def test_replacing_description_warns_what_changed(model, urdf):
         q = np.linspace(0.3, -0.3, model.nq)
         expect = in_order(swapped, model.joint_names, rbd.gravity_torques(swapped, q))
         assert answer(peer, model, q, np.zeros(model.nv),
-                      lambda ff, g, c: close(g, expect), 20.0) is not None, node.log()
-        assert peer.wait_for(lambda: 'replaces the model in use' in node.log(), 5.0)
+                      lambda ff, g, c: close(g, expect), 120.0) is not None, node.log()
+        assert peer.wait_for(lambda: 'replaces the model in use' in node.log(), 60.0)
         mass = sum(float(m) for m in re.findall(r'<mass value="([^"]+)"', urdf))
         assert 'total mass %.6g kg -> %.6g kg' % (mass, mass - 0.5) in node.log(), node.log()
         # the same description again (a restarted robot_state_publisher) changes nothing

@@ -12,7 +12,7 @@ rclpy = pytest.importorskip('rclpy')
 
 import rbd_dynamics as rbd  # noqa: E402
 from support import TOL  # noqa: E402
-from support.ros import NodeProcess, Peer, wait_ready  # noqa: E402
+from support.ros import exchange, NodeProcess, Peer, wait_ready  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 HOLD = np.array([0.1, 0.7, -0.2, -1.3, 0.2, 0.6, -0.1, 0.01])
@@ -50,7 +50,7 @@ def expected(model, names, q, qd, qdd, held=HOLD, drive=None):
     return np.array(out)
 
 
-def send(peer, msg, timeout=5.0):
+def send(peer, msg, timeout=120.0):
     """
     Publish a trajectory and wait for its forwarded message.
 
@@ -58,7 +58,7 @@ def send(peer, msg, timeout=5.0):
     forwarded message, or ``None``.
     """
     assert peer.wait_for(lambda: peer.pub_trajectory.get_subscription_count() > 0
-                         and peer.sub_trajectories.get_publisher_count() > 0, 10.0)
+                         and peer.sub_trajectories.get_publisher_count() > 0, 120.0)
     del peer.trajectories[:]
     peer.pub_trajectory.publish(msg)
     peer.wait_for(lambda: peer.trajectories, timeout)
@@ -67,10 +67,10 @@ def send(peer, msg, timeout=5.0):
 
 def refused(peer, msg, word, count):
     assert send(peer, msg, timeout=1.0) is None
-    assert peer.wait_for(lambda: int(peer.diagnostic('rejected_trajectory') or 0) >= count, 5)
+    assert peer.wait_for(lambda: int(peer.diagnostic('rejected_trajectory') or 0) >= count, 60)
     reason = peer.diagnostic('last trajectory rejection') or ''
     assert peer.wait_for(lambda: word in (peer.diagnostic('last trajectory rejection') or ''),
-                         3.0), (word, reason)
+                         60.0), (word, reason)
 
 
 @pytest.fixture(scope='module')
@@ -87,8 +87,8 @@ def planner(urdf, model):
 
 def test_efforts_equal_the_library(planner, model, urdf):
     node, peer = planner
-    peer.joint_state(model.joint_names, HOLD, np.zeros(model.nv))
-    peer.spin(0.3)
+    # the held joints measured: the node has answered this state
+    assert exchange(peer, model.joint_names, HOLD, np.zeros(model.nv)) is not None, node.log()
     rng = np.random.default_rng(4)
     names = ['joint4', 'joint2', 'joint6']  # a subset, in its own order
     q, qd, qdd = rng.uniform(-0.5, 0.5, (3, 20, 3))
@@ -121,22 +121,22 @@ def test_efforts_equal_the_library(planner, model, urdf):
     target = expected(held, names, q, qd, qdd)
 
     def with_payload():
-        out = send(peer, trajectory(names, q, qd, qdd), timeout=1.0)
+        out = send(peer, trajectory(names, q, qd, qdd))
         efforts = [p.effort for p in out.points] if out is not None else None
         return efforts is not None and np.allclose(efforts, target, rtol=0, atol=TOL)
 
-    assert peer.wait_for(with_payload, 10.0), node.log()
+    assert peer.wait_for(with_payload, 120.0), node.log()
     peer.payload('ft_frame', 0.0)
 
 
 def test_refusals(planner, model):
     node, peer = planner
-    peer.joint_state(model.joint_names, HOLD, np.zeros(model.nv))
-    peer.spin(0.3)
+    # the held joints measured: the node has answered this state
+    assert exchange(peer, model.joint_names, HOLD, np.zeros(model.nv)) is not None, node.log()
     names = ['joint2', 'joint3']
     q = np.tile(HOLD[[1, 2]], (5, 1))
     zero = np.zeros((5, 2))
-    assert peer.wait_for(lambda: peer.diagnostic('rejected_trajectory') is not None, 5.0)
+    assert peer.wait_for(lambda: peer.diagnostic('rejected_trajectory') is not None, 60.0)
     count = int(peer.diagnostic('rejected_trajectory'))
     cases = [
         (trajectory(names, q, None, zero), 'velocities'),
@@ -167,14 +167,15 @@ def test_refused_until_held_joints_are_measured(urdf, model):
         assert peer.wait_matched(), node.log()
         names = ['joint1']
         one = np.zeros((2, 1))
-        assert peer.wait_for(lambda: peer.pub_trajectory.get_subscription_count() > 0, 10.0)
-        peer.spin(2.0)  # the model is built from the parameter at start
+        assert peer.wait_for(lambda: peer.pub_trajectory.get_subscription_count() > 0, 120.0)
+        # the model is built from the parameter at start
+        assert peer.wait_for(lambda: peer.diagnostic('model') is not None, 120.0), node.log()
         assert send(peer, trajectory(names, one, one, one), timeout=1.0) is None
         assert peer.wait_for(lambda: 'no joint_states yet' in (
-            peer.diagnostic('last trajectory rejection') or ''), 5.0), node.log()
+            peer.diagnostic('last trajectory rejection') or ''), 60.0), node.log()
         # the whole robot measured: forwarded
-        peer.joint_state(model.joint_names, HOLD, np.zeros(model.nv))
-        peer.spin(0.3)
+        assert exchange(peer, model.joint_names, HOLD, np.zeros(model.nv)) is not None, \
+            node.log()
         assert send(peer, trajectory(names, one, one, one)) is not None
     finally:
         peer.close()

@@ -44,7 +44,7 @@ def test_sensor_data_publishers_and_both_paths(urdf, model, thread):
     wrenches = peer.node.create_publisher(WrenchStamped, '/be/wrench', qos_profile_sensor_data)
     try:
         assert peer.wait_for(lambda: states.get_subscription_count() > 0
-                             and wrenches.get_subscription_count() > 0, 20.0), node.log()
+                             and wrenches.get_subscription_count() > 0, 120.0), node.log()
         wrench = np.array([2.0, -1.0, 4.0, 0.2, 0.1, -0.1])
         msg = WrenchStamped()
         msg.header.frame_id = 'ft_frame'
@@ -73,13 +73,13 @@ def test_sensor_data_publishers_and_both_paths(urdf, model, thread):
                 m.effort, rbd.gravity_torques(model, q[0], {'ft_frame': wrench}), rtol=0,
                 atol=TOL) for m in peer.gravity)
 
-        assert peer.wait_for(ready, 30.0), node.log()
+        assert peer.wait_for(ready, 120.0), node.log()
         # until then the node answers only the newest state of a burst (NumPy path)
         assert peer.wait_for(
-            lambda: peer.diagnostic('compiled path') == 'in use', 20.0), node.log()
+            lambda: peer.diagnostic('compiled path') == 'in use', COMPILE_DEADLINE), node.log()
         peer.clear()
         stamps = [send(k) for k in range(8)]  # back to back: queued together at the node
-        assert peer.wait_for(lambda: len(peer.feedforward) >= 8, 10.0), node.log()
+        assert peer.wait_for(lambda: len(peer.feedforward) >= 8, 60.0), node.log()
         peer.spin(0.3)
         assert [stamp_of(m) for m in peer.feedforward] == stamps
         for k, (ff, g) in enumerate(zip(peer.feedforward, peer.gravity)):
@@ -89,7 +89,7 @@ def test_sensor_data_publishers_and_both_paths(urdf, model, thread):
                 model, q[k], {'ft_frame': wrench}), rtol=0, atol=TOL)
         where = 'a thread of their own' if thread else 'the executor'
         assert peer.wait_for(
-            lambda: peer.diagnostic('joint_states taken on') == where, 5.0)
+            lambda: peer.diagnostic('joint_states taken on') == where, 60.0)
         assert peer.diagnostic('callback_failures') == '0'
     finally:
         peer.close()
@@ -141,7 +141,7 @@ def test_without_a_wait_set_joint_states_go_through_the_executor(monkeypatch, ur
         np.testing.assert_allclose(answer[1].effort, rbd.gravity_torques(model, q), rtol=0,
                                    atol=TOL)
         assert peer.wait_for(lambda: peer.diagnostic('joint_states taken on') == 'the executor',
-                             5.0)
+                             60.0)
     finally:
         peer.close()
         executor.shutdown()
@@ -150,7 +150,7 @@ def test_without_a_wait_set_joint_states_go_through_the_executor(monkeypatch, ur
 
 
 COMPILE_DEADLINE = 300.0  # s: the compiled path builds in 10-60 s on a loaded 2-core machine
-ANSWER_TIMEOUT = 30.0  # s, for one answer while the compilation holds the interpreter
+ANSWER_TIMEOUT = 120.0  # s, for one answer while the compilation holds the interpreter
 BURST = 8
 
 

@@ -79,7 +79,7 @@ class TestAnswersJointStates(unittest.TestCase):
         pub = self.node.create_publisher(JointState, '/%s/joint_states' % NAMESPACE, 10)
         q = np.linspace(-0.5, 0.5, model.nq)
         msg = JointState(name=list(model.joint_names), position=q.tolist())
-        end = time.monotonic() + 20.0
+        end = time.monotonic() + 120.0
         while not (received and commands) and time.monotonic() < end:
             msg.header.stamp = self.node.get_clock().now().to_msg()
             pub.publish(msg)

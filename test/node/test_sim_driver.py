@@ -39,9 +39,9 @@ def test_effort_limits_clamp_the_commands(sims, model):
         'left_finger_joint' in clamping.proc.log()
     # and, as a driver does, on /diagnostics (the test keeps commanding meanwhile)
     clamping.spin_until(lambda: any(status.level == DiagnosticStatus.WARN
-                                    for status in clamping.diagnostics), 10.0)
+                                    for status in clamping.diagnostics), 60.0)
     free.spin_until(lambda: any(int(diagnostic_values(status)['effort commands']) > 0
-                                for status in free.diagnostics), 10.0)
+                                for status in free.diagnostics), 60.0)
     warn = [status for status in clamping.diagnostics if status.level != DiagnosticStatus.OK][0]
     ok = free.diagnostics[-1]
     assert 'commands clamped to the effort limits (joint1, joint2, joint4, joint5, joint7, ' \
@@ -157,7 +157,7 @@ def test_trajectory_with_unknown_joint_is_refused(sims):
     bad = JointTrajectory(joint_names=['elbow'],
                           points=[JointTrajectoryPoint(positions=[0.1])])
     sim.pub_trajectory.publish(bad)
-    sim.spin_until(lambda: 'trajectory refused' in sim.proc.log(), 10.0)
+    sim.spin_until(lambda: 'trajectory refused' in sim.proc.log(), 60.0)
     assert 'elbow' in sim.proc.log()
     # the clock has not started: the robot still waits for a usable trajectory
     sim.spin_until(lambda: len(sim.states) > 1)

@@ -29,7 +29,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 NODE = 'rbd_dynamics'
 
 
-def spin_until(executor, predicate, timeout=30.0, period=0.01, alive=None):
+def spin_until(executor, predicate, timeout=120.0, period=0.01, alive=None):
     """
     Spin ``executor`` until ``predicate()`` holds.
 
@@ -63,7 +63,7 @@ class NodeProcess(RosProcess):
         with open(self.log_path) as stream:
             return stream.read()
 
-    def stop(self, timeout=10.0):
+    def stop(self, timeout=60.0):
         """Interrupt the node; its exit code (0 for a clean shutdown)."""
         code = super().stop(timeout)
         self._log.close()
@@ -117,13 +117,13 @@ class Peer:
         while time.monotonic() < end:
             self.executor.spin_once(timeout_sec=0.01)
 
-    def wait_for(self, predicate, timeout=15.0):
+    def wait_for(self, predicate, timeout=120.0):
         return spin_until(self.executor, predicate, timeout)
 
     def clear(self):
         del self.feedforward[:], self.gravity[:], self.commands[:]
 
-    def wait_matched(self, timeout=15.0, desired=False):
+    def wait_matched(self, timeout=120.0, desired=False):
         """
         Wait until the node is connected to the test.
 
@@ -183,9 +183,9 @@ class Peer:
         if client is None:
             client = self._triggers[service] = self.node.create_client(
                 Trigger, '%s/%s' % (self.node_path, service))
-        assert client.wait_for_service(timeout_sec=10.0), service
+        assert client.wait_for_service(timeout_sec=60.0), service
         future = client.call_async(Trigger.Request())
-        assert self.wait_for(future.done, 10.0)
+        assert self.wait_for(future.done, 60.0)
         return future.result().success, future.result().message
 
     def diagnostic(self, key):
@@ -204,7 +204,7 @@ class Peer:
                 if status.name.startswith(self.node_path + ':')
                 for value in status.values if value.key == key]
 
-    def counts(self, *keys, timeout=5.0):
+    def counts(self, *keys, timeout=60.0):
         """
         Read the node's diagnostics counters.
 
@@ -216,7 +216,7 @@ class Peer:
             'no diagnostics from %s within %.0f s' % (self.node_path, timeout)
         return [int(self.diagnostic(key)) for key in keys]
 
-    def wait_count(self, key, value, timeout=5.0):
+    def wait_count(self, key, value, timeout=60.0):
         """Until the counter ``key`` reaches ``value``: its last value (an int, or ``None``)."""
         self.wait_for(lambda: self.diagnostic(key) is not None
                       and int(self.diagnostic(key)) >= value, timeout)
@@ -230,12 +230,12 @@ class Peer:
         Set parameters on the node (``rclpy.parameter.Parameter`` objects, for an empty
         list with its type, and name=value pairs): the list of ``SetParametersResult``.
         """
-        assert self.param_client.wait_for_service(timeout_sec=10.0)
+        assert self.param_client.wait_for_service(timeout_sec=60.0)
         request = SetParameters.Request()
         params = list(params) + [Parameter(name, value=value) for name, value in values.items()]
         request.parameters = [param.to_parameter_msg() for param in params]
         future = self.param_client.call_async(request)
-        assert self.wait_for(future.done, 10.0)
+        assert self.wait_for(future.done, 60.0)
         return future.result().results
 
     def close(self):
@@ -243,7 +243,7 @@ class Peer:
         self.node.destroy_node()
 
 
-def exchange(peer, names, q=(), qd=(), timeout=10.0):
+def exchange(peer, names, q=(), qd=(), timeout=60.0):
     """
     Send one joint state; the (feedforward, gravity, command) answering it, or ``None``.
 
@@ -276,7 +276,7 @@ def no_answer(peer, names, q=(), qd=(), wait=0.5):
 
 
 def wait_for_torques(peer, names, q, qd=(), feedforward=None, gravity=None, joints=None,
-                     timeout=20.0, tol=1e-9):
+                     timeout=120.0, tol=1e-9):
     """
     Send the joint state until an answer carries these torques.
 
@@ -287,7 +287,7 @@ def wait_for_torques(peer, names, q, qd=(), feedforward=None, gravity=None, join
     found = []
 
     def matches():
-        answer = exchange(peer, names, q, qd, timeout=1.0)
+        answer = exchange(peer, names, q, qd, timeout=10.0)
         if answer is None:
             return False
         ff, g, _ = answer
@@ -304,12 +304,12 @@ def wait_for_torques(peer, names, q, qd=(), feedforward=None, gravity=None, join
     return found[-1] if peer.wait_for(matches, timeout) else None
 
 
-def wait_ready(peer, model, timeout=20.0):
+def wait_ready(peer, model, timeout=120.0):
     """Until the node has a model and answers a complete joint state."""
     assert peer.wait_matched(timeout)
     zero = np.zeros(model.nv)
     return peer.wait_for(
-        lambda: exchange(peer, model.joint_names, zero, zero, timeout=0.5) is not None, timeout)
+        lambda: exchange(peer, model.joint_names, zero, zero, timeout=10.0) is not None, timeout)
 
 
 def in_order(model, joints, tau):

@@ -74,11 +74,11 @@ class Sim:
             command = self.controller(msg)
             self.pub_command.publish(Float64MultiArray(data=[float(v) for v in command]))
 
-    def spin_until(self, predicate, timeout=30.0):
+    def spin_until(self, predicate, timeout=120.0):
         assert spin_until(self.executor, predicate, timeout, 0.05, self.proc.alive), \
             self.proc.log()[-3000:]
 
-    def run_until(self, sim_time, timeout=30.0):
+    def run_until(self, sim_time, timeout=120.0):
         self.spin_until(lambda: self.states and stamp(self.states[-1]) >= sim_time, timeout)
 
     def close(self):

@@ -98,7 +98,7 @@ def run_cli(args):
     """``python -m rbd_dynamics ...`` in a process of its own: (exit code, stdout, stderr)."""
     env = dict(os.environ, RBD_DYNAMICS_DISABLE_JIT='1')  # input checks: no compiled path
     proc = subprocess.run([sys.executable, '-m', 'rbd_dynamics'] + list(args), env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=600)
     return proc.returncode, proc.stdout, proc.stderr
 
 
