@@ -64,7 +64,7 @@ class FailureCounter:
 
     @property
     def count(self):
-        """The failures counted so far."""
+        """Return the failures counted so far."""
         return self._count
 
 
