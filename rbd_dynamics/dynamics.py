@@ -14,10 +14,26 @@ other dtypes, bad sizes) takes the general way, which converts, validates and re
 
 import numpy as np
 
-from . import _fast
-from ._fast import OK, single_state_forces
 from .joints import jcalc
 from .spatial import cross_force, cross_motion, from_public, to_public
+
+# The compiled path's module imports numba, which takes a few tenths of a second: it is imported
+# when a model first compiles (Model.compile calls use_compiled_path), not by
+# ``import rbd_dynamics``, so a program that stays on the NumPy path (a one-shot command) starts
+# without it. These names are read only where a model has a packed model, that is after that.
+_fast = None
+OK = single_state_forces = None
+
+
+def use_compiled_path():
+    """Import :mod:`rbd_dynamics._fast`, bind what the single-state calls use, return it."""
+    global _fast, OK, single_state_forces
+    if _fast is None:
+        from . import _fast as fast
+        OK, single_state_forces = fast.OK, fast.single_state_forces
+        _fast = fast
+    return _fast
+
 
 #: ``np.empty`` as a global of this module: the single-state calls take about a microsecond,
 #: and an attribute lookup fewer is measurable there.

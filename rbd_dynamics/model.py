@@ -41,7 +41,7 @@ import warnings
 
 import numpy as np
 
-from . import _fast
+from .dynamics import use_compiled_path
 from .joints import JointModel
 from .parsers.description import Description, UrdfError
 from .parsers.files import read_description_file
@@ -219,7 +219,10 @@ class Model:
         True when the compiled path is in use.
 
         """
-        if self.runtime.packed is None and _fast.AVAILABLE:
+        if self.runtime.packed is not None:
+            return True
+        _fast = use_compiled_path()
+        if _fast.AVAILABLE:
             try:
                 packed = _fast.PackedModel(self, self.runtime.inertia)
                 _fast.warm_up(packed)

@@ -9,7 +9,7 @@ publishes the status.
 """
 
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
-import rbd_dynamics as rbd
+from rbd_dynamics import _fast
 
 NS = 1e9
 
@@ -147,7 +147,7 @@ def _add_setup(add, setup, model_status, saturated):
     add('model', '%s (%d joints, from %s)' % (model.name, model.nv, model_status.source))
     add('compiled path', 'in use' if model.packed is not None else
         'compiling' if model_status.compiling else 'unavailable: %s (NumPy path)'
-        % (rbd._fast.UNAVAILABLE_REASON or 'the kernels could not be built'))
+        % (_fast.UNAVAILABLE_REASON or 'the kernels could not be built'))
     add('joints', ', '.join(setup.joints))
     drive = (setup.viscous, setup.coulomb, setup.armature)
     add('drive compensation', 'on: viscous %s, coulomb %s, armature %s'

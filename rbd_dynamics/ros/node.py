@@ -37,6 +37,7 @@ import time
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped, WrenchStamped
 import rbd_dynamics as rbd
+from rbd_dynamics import _fast
 from rbd_dynamics.control.law import check_lengths, Config, Controller, Setup
 from rbd_dynamics.control.sensors import Sensor
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
@@ -136,8 +137,8 @@ class DynamicsNode(Node):
         self._last_joint_state_ns = None
         self._compute = ComputeTimes()
 
-        if rbd._fast.numpy_path_note():
-            self.get_logger().warning(rbd._fast.numpy_path_note())
+        if _fast.numpy_path_note():
+            self.get_logger().warning(_fast.numpy_path_note())
         self._declare_parameters()
         self._controller = Controller(self._sensors)
         self._config = Config.from_parameters(self._p)
