@@ -17,10 +17,9 @@ DiagnosticArray = pytest.importorskip('diagnostic_msgs.msg').DiagnosticArray
 InertiaStamped = pytest.importorskip('geometry_msgs.msg').InertiaStamped
 
 import rbd_dynamics as rbd  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
-from support.ros import NodeProcess, spin_until  # noqa: E402
+from support.ros import spin_until  # noqa: E402
 from support.sim import JOINTS, Q0  # noqa: E402
 # per joint, heavier drives on the heavier joints (joints 1..7, then the finger)
 VISCOUS = [2.0, 2.0, 1.5, 1.5, 0.5, 0.3, 0.1, 2.0]
@@ -155,14 +154,9 @@ def test_tare_removes_the_sensor_bias(loop, model, urdf):
     sim = dict(SIM_DRIVE, wrench_bias=[5.0, 0.0, 0.0, 0.0, 0.0, 0.0],
                push_link='tool_center_point', push_force=[0.0, 0.0, -8.0], push_start=2.5,
                push_duration=5.0)
-    run = loop('/real_tare', dict(PD, **node_drive(True)), sim, trajectory=HOLD)
-    observer_params = dict(sensor, use_sim_time=True, joints=JOINTS,
-                           robot_description=urdf)
-    run.procs.append(NodeProcess(observer_params, '/real_tare',
-                                 extra_args=['-r', '__node:=observer']))
-    gravity = []
-    run.peer.create_subscription(JointState, 'observer/gravity_compensation', gravity.append,
-                                 5000)
+    run = loop('/real_tare', dict(PD, **node_drive(True)), sim, trajectory=HOLD,
+               observer=sensor)
+    gravity = run.observed
     order = [JOINTS.index(n) for n in model.joint_names]
     back = [model.joint_names.index(n) for n in JOINTS]
 

@@ -154,13 +154,20 @@ RATE = demo_setup.RATE
 
 
 class Loop:
-    """Sim, node (and optionally the trajectory publisher) in namespace ``ns``."""
+    """
+    Sim, node (and optionally the trajectory publisher) in namespace ``ns``.
 
-    def __init__(self, ns, node_params, sim_params=None, trajectory=None):
+    ``observer``: the parameters of a second node, ``observer``, that watches the loop from
+    outside the lockstep (its joint states are the simulator's; its gravity compensation is
+    recorded in ``observed``). The simulation starts only once it listens too, so its answers
+    cover the run from the start however slowly the machine starts processes.
+    """
+
+    def __init__(self, ns, node_params, sim_params=None, trajectory=None, observer=None):
         # the loop starts once the test's own subscriber (and the node or the trajectory
-        # publisher) listen to the simulated joint states
+        # publisher, and the observer) listen to the simulated joint states
         sim = {'lockstep': True, 'rate': RATE, 'initial_positions': Q0.tolist(), 'joints': JOINTS,
-               'wait_for_subscribers': 2}
+               'wait_for_subscribers': 3 if observer else 2}
         sim.update(sim_params or {})
         with open(demo_urdf_path()) as stream:
             urdf = stream.read()
@@ -174,6 +181,10 @@ class Loop:
                       '-r', 'joint_states:=%s/joint_states_forwarded' % ns]
         self.procs = [NodeProcess(sim, ns, command=SIM),
                       NodeProcess(params, ns, extra_args=remap)]
+        if observer:
+            self.procs.append(NodeProcess(
+                dict(observer, use_sim_time=True, joints=JOINTS, robot_description=urdf), ns,
+                extra_args=['-r', '__node:=observer']))
         if trajectory:
             self.procs.append(NodeProcess(dict(trajectory, joints=JOINTS, use_sim_time=True,
                                                forward_joint_states=True),
@@ -184,7 +195,14 @@ class Loop:
         # one executor for the whole run: it serves every ready subscription in turn
         self.executor = rclpy.executors.SingleThreadedExecutor()
         self.executor.add_node(self.peer)
-        self.states, self.gravity = [], []
+        self.states, self.gravity, self.observed = [], [], []
+        if observer:
+            # matched with the observer's output before the test's joint-state subscription
+            # exists, and so before the simulation can start
+            observed = self.peer.create_subscription(
+                JointState, 'observer/gravity_compensation', self.observed.append, 5000)
+            assert spin_until(self.executor, lambda: observed.get_publisher_count() > 0, 120.0,
+                              0.05, lambda: all(p.alive() for p in self.procs)), self.logs()
         self.peer.create_subscription(JointState, 'joint_states', self.states.append, 100)
         self.peer.create_subscription(JointState, 'rbd_dynamics/gravity_compensation',
                                       self.gravity.append, 100)
