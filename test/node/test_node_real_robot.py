@@ -16,7 +16,7 @@ import rbd_dynamics as rbd  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from support import TOL  # noqa: E402
-from support.ros import exchange, in_order, NodeProcess, Peer, wait_ready  # noqa: E402
+from support.ros import ATTEMPT, exchange, in_order, NodeProcess, Peer, wait_ready  # noqa: E402
 
 PAYLOAD = {'mass': 1.5, 'com': (0.01, 0.0, 0.06),
            'inertia': (0.004, 0.0, 0.001, 0.005, 0.0, 0.003)}
@@ -55,7 +55,7 @@ def answer(peer, model, q, qd, check, timeout=120.0):
     last = []
 
     def ok():
-        got = exchange(peer, model.joint_names, q, qd, timeout=10.0)
+        got = exchange(peer, model.joint_names, q, qd, timeout=ATTEMPT)
         if got is None:
             return False
         last[:] = [got]

@@ -28,6 +28,11 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 NODE = 'rbd_dynamics'
 
+#: How long one try of a repeated exchange waits for its answer [s]: a joint state sent before
+#: the node listens, or has a model, is never answered, so the next try goes out after this;
+#: the whole wait is bounded by the caller's much longer deadline.
+ATTEMPT = 2.0
+
 
 def spin_until(executor, predicate, timeout=120.0, period=0.01, alive=None):
     """
@@ -287,7 +292,7 @@ def wait_for_torques(peer, names, q, qd=(), feedforward=None, gravity=None, join
     found = []
 
     def matches():
-        answer = exchange(peer, names, q, qd, timeout=10.0)
+        answer = exchange(peer, names, q, qd, timeout=ATTEMPT)
         if answer is None:
             return False
         ff, g, _ = answer
@@ -309,7 +314,8 @@ def wait_ready(peer, model, timeout=120.0):
     assert peer.wait_matched(timeout)
     zero = np.zeros(model.nv)
     return peer.wait_for(
-        lambda: exchange(peer, model.joint_names, zero, zero, timeout=10.0) is not None, timeout)
+        lambda: exchange(peer, model.joint_names, zero, zero, timeout=ATTEMPT) is not None,
+        timeout)
 
 
 def in_order(model, joints, tau):
