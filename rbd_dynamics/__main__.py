@@ -9,6 +9,7 @@ arguments go to xacro.
 
     python -m rbd_dynamics bag ROBOT BAG ...          torques along a recorded rosbag2
     python -m rbd_dynamics trajectory ROBOT FILE ...  torques along a planned trajectory
+    python -m rbd_dynamics precompile                 compile the kernels ahead of time
 
 (see ``python -m rbd_dynamics bag --help``; :mod:`rbd_dynamics.analysis`)
 """
@@ -36,6 +37,9 @@ def main(argv=None):
     if argv and argv[0] in ('bag', 'trajectory'):
         from .analysis.cli import main as analysis_main
         return analysis_main(argv)
+    if argv and argv[0] == 'precompile':
+        from .precompile import main as precompile_main
+        return precompile_main(argv[1:])
     parser = argparse.ArgumentParser(prog='python -m rbd_dynamics', description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('urdf', nargs='?', help='URDF or xacro file (default: the bundled demo '

@@ -889,7 +889,11 @@ def rnea_batch(packed, q, qd, qdd, fext, tau, mode=MODE_FULL):
         _batch(packed.blob.copy(), q, qd, qdd, fext, tau, mode)
 
 
-def warm_up(packed):
+#: The steps of :func:`warm_up`, in order, as its ``progress`` callback names them.
+WARM_UP_STEPS = ('rnea1', 'gravity1', 'body_force1', 'batch', 'parallel batch')
+
+
+def warm_up(packed, progress=None):
     """
     Compile every kernel, run each once on ``packed`` and give it its entry points.
 
@@ -904,12 +908,19 @@ def warm_up(packed):
     loop. The batch kernels are run here on the one array type :func:`rnea_batch`'s callers
     pass (contiguous, writable), so the batch that follows finds them ready.
 
+    ``progress``, when given, is called as ``progress(step, done, total)`` before each of the
+    :data:`WARM_UP_STEPS` (a program shows it: a first compilation takes seconds per step).
+
     Raises
     ------
     RuntimeError
         a kernel refused the neutral state of ``packed``.
 
     """
+    def step(name):
+        if progress is not None:
+            progress(name, WARM_UP_STEPS.index(name), len(WARM_UP_STEPS))
+
     vec = types.float64[::1]
     any_vec = types.Array(types.float64, 1, 'A', readonly=True)  # q, qd, qdd: only read
     forces = types.float64[:, ::1]
@@ -920,6 +931,7 @@ def warm_up(packed):
                                       types.int64, vec)),
     }
     for name, (dispatcher, signature) in signatures.items():
+        step(name)
         if name not in ENTRY:
             dispatcher.compile(signature)
             dispatcher.disable_compile()
@@ -946,8 +958,11 @@ def warm_up(packed):
     zero = np.zeros((2, packed.nv))
     tau = np.zeros((2, packed.nv))
     fext = np.zeros((1, packed.nb, 6))
+    step('batch')
     for mode in (MODE_FULL, MODE_STATIC):
         _batch(packed.blob.copy(), q, zero, zero, fext, tau, mode)
+    step('parallel batch')
+    for mode in (MODE_FULL, MODE_STATIC):
         _batch_parallel(np.tile(packed.blob, (2, 1)), q, zero, zero, fext, tau, mode)
     if not np.all(np.isfinite(tau)):
         raise RuntimeError('the compiled batch kernels gave non-finite torques at a neutral '

@@ -203,7 +203,7 @@ class Model:
         """Return the read-only link -> :class:`Payload` map (``runtime.payloads``)."""
         return self.runtime.payloads
 
-    def compile(self):  # noqa: A003 (the public name: docs/library.md's model.compile())
+    def compile(self, progress=None):  # noqa: A003 (the public name, docs/library.md)
         """
         Build the compiled path and use it from now on.
 
@@ -213,6 +213,12 @@ class Model:
 
         Calls made meanwhile from other threads take the NumPy path and switch when it is
         ready; the numbers are the same. A first compilation on a machine takes seconds.
+
+        Parameters
+        ----------
+        progress
+            ``None``, or called as ``progress(step, done, total)`` before each step of the
+            compilation (:data:`rbd_dynamics._fast.WARM_UP_STEPS`).
 
         Returns
         -------
@@ -225,7 +231,7 @@ class Model:
         if _fast.AVAILABLE:
             try:
                 packed = _fast.PackedModel(self, self.runtime.inertia)
-                _fast.warm_up(packed)
+                _fast.warm_up(packed, progress)
                 with self._writer:
                     runtime = self.runtime
                     if runtime.inertia is not packed.source_inertia:  # a payload meanwhile

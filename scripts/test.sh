@@ -13,5 +13,8 @@ cd "$repo"
 # The pytest script (not `python -m pytest`) keeps the source tree off sys.path, so the tests
 # exercise the installed package, as a user's environment would.
 "$venv/bin/flake8" .
+# numba's on-disk cache, filled once before the workers start (each would compile otherwise);
+# no test waits on a compilation for its figures, this only saves the workers the time
+(cd /tmp && "$venv/bin/python" -m rbd_dynamics precompile)
 read -r -a tests <<<"${RBD_TESTS:-test}"
 exec "$venv/bin/pytest" -n "${RBD_TEST_WORKERS:-2}" "${tests[@]}" "$@"

@@ -54,17 +54,7 @@ print("[humble] Python %d.%d.%d, NumPy %s, numba %s" % (sys.version_info[:3]
 
 cd "$repo"
 export RBD_ALLOWED_MISSING="rclpy,std_msgs,sensor_msgs,geometry_msgs,trajectory_msgs,diagnostic_msgs,std_srvs,pinocchio,pin,mujoco,matplotlib,psutil,rosbags,yaml,ament_flake8,ament_pep257"
-# numba's on-disk cache, filled once: the demo arm compiled, one state and one batch.
-(cd /tmp && NUMBA_NUM_THREADS=2 "$venv/bin/python" -c '
-import numpy as np
-import rbd_dynamics as rbd
-from rbd_dynamics.resources import demo_urdf_path
-model = rbd.Model.from_urdf_file(demo_urdf_path(), compiled=True)
-model.compile()
-q, v = np.zeros((8, model.nq)), np.zeros((8, model.nv))
-rbd.rnea(model, q[0], v[0], v[0]), rbd.rnea(model, q, v, v)
-rbd.gravity_torques(model, q[0]), rbd.gravity_torques(model, q)
-print("[humble] numba cache filled (compiled path in use: %s)" % (model.packed is not None))
-')
+# numba's on-disk cache, filled once before the workers start (each would compile otherwise)
+(cd /tmp && "$venv/bin/python" -m rbd_dynamics precompile)
 read -r -a tests <<<"${RBD_HUMBLE_TESTS:-test/library test/law test/tools}"
 exec "$venv/bin/pytest" -n "${RBD_TEST_WORKERS:-2}" "${tests[@]}" "$@"

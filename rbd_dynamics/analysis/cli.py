@@ -58,13 +58,19 @@ def load_model(path, xacro_args=None, root_link=None):
 
     """
     from ..model import Model
+    from ..precompile import CompileProgress
     try:
-        return Model.from_urdf_file(path, root_link=root_link or None,
-                                    xacro_args=xacro_args or None)
+        model = Model.from_urdf_file(path, root_link=root_link or None,
+                                     xacro_args=xacro_args or None, compiled=False)
     except OSError as err:
         raise AnalysisError('cannot read %s: %s' % (path, err.strerror or err)) from None
     except Exception as err:  # UrdfError, and whatever xacro raises for its input
         raise AnalysisError('cannot load %s: %s' % (path, err)) from None
+    # the batch kernels: loaded from numba's cache at once, compiled (and said) on a first run
+    progress = CompileProgress()
+    model.compile(progress=progress)
+    progress.finish()
+    return model
 
 
 def _parser(command):

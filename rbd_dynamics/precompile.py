@@ -1,0 +1,109 @@
+"""
+Compile the kernels ahead of time, so that a robot's first start is warm.
+
+    python -m rbd_dynamics precompile
+
+compiles every kernel the node and the tools use (the single-state kernels, the batch kernels,
+serial and parallel) into numba's on-disk cache and says where that cache is. Later processes
+load them in a fraction of a second instead of compiling for seconds. The kernels do not depend
+on the robot: one compilation serves every model.
+
+Where numba keeps them, in order: ``$NUMBA_CACHE_DIR`` when it is set; else ``__pycache__``
+beside the installed ``rbd_dynamics/_fast.py`` when that directory is writable; else a cache
+directory in the user's home. A process that runs as another user, or with another
+``NUMBA_CACHE_DIR``, looks elsewhere: precompile the way the robot will run (docs/performance.md
+has the line for a Dockerfile and for a colcon install).
+"""
+
+import sys
+import threading
+import time
+
+#: What a program prints when it waits for the kernels (a first run compiles them).
+COMPILING = 'compiling kernels (first run only; later runs load them from the cache)'
+
+
+class CompileProgress:
+    """
+    Show a compilation's progress on a stream, once it has taken ``delay`` seconds.
+
+    Use it as ``model.compile(progress=CompileProgress())``: loaded from numba's cache, the
+    kernels are ready before ``delay`` and nothing is shown; compiled, a line says so and each
+    step follows.
+    """
+
+    def __init__(self, stream=None, delay=1.0):
+        self.stream = sys.stderr if stream is None else stream
+        self.started = time.monotonic()
+        self.step = None
+        self.shown = False
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(delay, self._show)
+        self._timer.daemon = True
+        if delay > 0.0:
+            self._timer.start()
+        else:
+            self._show()
+
+    def _show(self):
+        with self._lock:
+            if not self.shown:
+                self.shown = True
+                self._write(COMPILING)
+                if self.step is not None:
+                    self._write_step()
+
+    def _write(self, text):
+        self.stream.write(text + '\n')
+        self.stream.flush()
+
+    def _write_step(self):
+        name, done, total = self.step
+        spent = time.monotonic() - self.started
+        self._write('  %s (%d of %d), %.1f s' % (name, done + 1, total, spent))
+
+    def __call__(self, name, done, total):
+        with self._lock:
+            self.step = (name, done, total)
+            if self.shown:
+                self._write_step()
+
+    def finish(self):
+        """Stop the timer; return the seconds since the start."""
+        self._timer.cancel()
+        return time.monotonic() - self.started
+
+
+def cache_directory():
+    """
+    Return the directory numba keeps the compiled kernels in (after they were compiled).
+
+    ``''`` when numba does not say (a numba without an on-disk cache for them).
+    """
+    from . import _fast
+    cache = getattr(getattr(_fast, 'rnea1', None), '_cache', None)
+    return getattr(cache, '_cache_path', '') or ''
+
+
+def main(argv=()):
+    """Run ``python -m rbd_dynamics precompile``; return the exit code."""
+    import argparse
+    parser = argparse.ArgumentParser(prog='python -m rbd_dynamics precompile',
+                                     description=__doc__.split('\n\n')[0].strip())
+    parser.parse_args(list(argv))
+    from . import _fast
+    from .model import Model
+    from .resources import demo_urdf_path
+    if not _fast.AVAILABLE:
+        print('precompile: nothing to compile: %s' % _fast.UNAVAILABLE_REASON, file=sys.stderr)
+        return 1
+    model = Model.from_urdf_file(demo_urdf_path(), compiled=False)
+    progress = CompileProgress(sys.stdout, delay=0.5)
+    ready = model.compile(progress=progress)
+    spent = progress.finish()
+    if not ready:
+        print('precompile: the kernels could not be built (see the warning above)',
+              file=sys.stderr)
+        return 1
+    print('kernels ready in %.1f s; numba cache: %s' % (spent, cache_directory() or 'unknown'))
+    return 0
