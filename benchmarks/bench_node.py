@@ -4,8 +4,9 @@ Node figures over real DDS, each against a reference measured in the same run.
 
     python benchmarks/bench_node.py latency [--seconds 3] [--blocks 10]
     python benchmarks/bench_node.py startup [--runs 5]
+    python benchmarks/bench_node.py stall [--runs 3]
     python benchmarks/bench_node.py soak [--minutes 10]
-    python benchmarks/bench_node.py all [--quick]       (latency and startup)
+    python benchmarks/bench_node.py all [--quick]       (latency, startup and stall)
 
 latency: joint_states at 1 kHz from this process; the time until ``~/feedforward`` comes back
 from the rbd_dynamics node (its own process, the bundled demo arm, a wrist wrench and desired
@@ -19,6 +20,11 @@ skipped, as a driver's control loop does, not sent in a burst).
 startup: the node running without a description; the time from publishing the description on
 the latched topic to the first torque, and until the node reports its compiled path in use
 (diagnostics, 1 Hz), with numba's on-disk cache warm and with an empty cache.
+
+stall: joint states at 1 kHz (with the wrist wrench and desired input at 100 Hz); the largest
+gap between two ``~/feedforward`` answers over a quiet block and in a block around each event
+(a first and a later 600-point ``~/trajectory``, a description swap, a parameter change, a
+tare, a payload message), with a warm and with an empty numba cache; the median over the runs.
 
 soak: the latency workload for many minutes; dropped outputs and the node's resident memory
 per minute.
@@ -44,13 +50,15 @@ os.environ.setdefault('ROS_DOMAIN_ID', str(101 - os.getpid() % 50))
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
-from geometry_msgs.msg import WrenchStamped  # noqa: E402
+from geometry_msgs.msg import InertiaStamped, WrenchStamped  # noqa: E402
 import numpy as np  # noqa: E402
 import rbd_dynamics as rbd  # noqa: E402
 from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
 from rbd_dynamics.ros import processes  # noqa: E402
+from rcl_interfaces.srv import SetParameters  # noqa: E402
 import rclpy  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
@@ -338,8 +346,9 @@ def startup(args, report):
         urdf = stream.read()
     results = {'warm': [], 'cold': []}
     full_speed = {'warm': [], 'cold': []}
+    kinds = ('warm',) if args.warm_only else ('warm', 'cold')
     for run in range(args.runs):
-        for kind in ('warm', 'cold'):
+        for kind in kinds:
             env = {}
             cache = None
             if kind == 'cold':
@@ -379,7 +388,7 @@ def startup(args, report):
                 proc.stop()
                 if cache:
                     shutil.rmtree(cache, ignore_errors=True)
-    for kind, target in (('warm', 2.0), ('cold', 10.0)):
+    for kind, target in (('warm', 2.0), ('cold', 10.0))[:len(kinds)]:
         values = [v for v in results[kind] if v is not None]
         median = float(np.median(values)) if values else float('nan')
         print('startup %s cache: median %.3f s, max %.3f s (target <= %g s: %s)'
@@ -387,6 +396,161 @@ def startup(args, report):
                  verdict(bool(values) and max(values) <= target)))
         report['startup_%s_s' % kind] = results[kind]
         report['compiled_path_%s_s' % kind] = full_speed[kind]
+
+
+# Stalls: the largest gap in the torque stream around events -------------------------------
+
+#: Events of the stall mode, in the order they are fired.
+STALL_EVENTS = ('first trajectory', 'later trajectory', 'description swap', 'parameter change',
+                'tare', 'payload message')
+STALL_QUIET_S = 2.0  # s, the quiet block
+STALL_WINDOW_S = 1.5  # s, the block around each event (fired 0.3 s into it)
+
+
+def planned_trajectory(model, points=600, rate=100.0):
+    """Return a time-parameterised plan of every joint at ``rate`` Hz: a swing from rest."""
+    msg = JointTrajectory()
+    msg.joint_names = list(model.joint_names)
+    t = np.arange(points) / rate
+    w = 2.0 * np.pi / t[-1]
+    amplitude = 0.2 * np.ones(model.nv)
+    for k, tk in enumerate(t):
+        point = JointTrajectoryPoint()
+        point.positions = (amplitude * (1.0 - np.cos(w * tk))).tolist()
+        point.velocities = (amplitude * w * np.sin(w * tk)).tolist()
+        point.accelerations = (amplitude * w * w * np.cos(w * tk)).tolist()
+        point.time_from_start.sec, point.time_from_start.nanosec = divmod(
+            int(round(tk * 1e9)), 1000000000)
+        msg.points.append(point)
+    return msg
+
+
+def largest_gap_ms(received):
+    """Return the largest time between two consecutive answers [ms]."""
+    times = np.sort(np.array([v for v in received.values() if v is not None], dtype=np.int64))
+    return float(np.diff(times).max() / 1e6) if len(times) > 1 else float('nan')
+
+
+class Events:
+    """The stall mode's events, fired through the driver's node from another thread."""
+
+    def __init__(self, driver, model, urdf):
+        node = driver.node
+        self.driver = driver
+        self.plan = planned_trajectory(model)
+        self.description = node.create_publisher(String, 'robot_description', LATCHED)
+        self.urdf = urdf
+        self.trajectory = node.create_publisher(JointTrajectory, 'rbd_dynamics/trajectory', 10)
+        self.filled = []
+        node.create_subscription(JointTrajectory, 'rbd_dynamics/trajectory_with_effort',
+                                 self.filled.append, 10)
+        self.payload = node.create_publisher(InertiaStamped, 'rbd_dynamics/payload', 10)
+        self.tare = node.create_client(Trigger, 'rbd_dynamics/wrist/tare')
+        self.parameters = node.create_client(SetParameters, 'rbd_dynamics/set_parameters')
+        self.swaps = 0
+
+    def fire(self, name):
+        """Fire one event; return once the node has done it (or a deadline passed)."""
+        if name in ('first trajectory', 'later trajectory'):
+            count = len(self.filled)
+            self.trajectory.publish(self.plan)
+            return self._wait(lambda: len(self.filled) > count)
+        if name == 'description swap':
+            # the same robot under another name: a new model, built and swapped in
+            self.swaps += 1
+            heavier = self.urdf.replace('<robot name="demo_arm"', '<robot name="demo_arm%d"'
+                                        % self.swaps, 1)
+            self.description.publish(String(data=heavier))
+            return True
+        if name == 'parameter change':
+            request = SetParameters.Request()
+            request.parameters = [Parameter('kp', value=[90.0 + self.swaps] * 8)
+                                  .to_parameter_msg()]
+            return self._call(self.parameters, request)
+        if name == 'tare':
+            return self._call(self.tare, Trigger.Request())
+        if name == 'payload message':
+            msg = InertiaStamped()
+            msg.header.frame_id = 'ft_frame'
+            msg.inertia.m = 1.5
+            msg.inertia.com.z = 0.05
+            msg.inertia.ixx = msg.inertia.iyy = msg.inertia.izz = 0.002
+            self.payload.publish(msg)
+            return True
+        raise ValueError(name)
+
+    def _call(self, client, request):
+        future = client.call_async(request)
+        return self._wait(future.done)
+
+    @staticmethod
+    def _wait(done, timeout=30.0):
+        end = time.monotonic() + timeout
+        while not done() and time.monotonic() < end:
+            time.sleep(0.005)
+        return done()
+
+
+def stall(args, report):
+    """
+    Measure the largest gap between two outputs at 1 kHz, quiet and around each event.
+
+    With a warm and with a cold numba cache (the events start once the compiled path is in
+    use); each figure is the median over the runs.
+    """
+    model = rbd.Model.from_urdf_file(demo_urdf_path())
+    with open(demo_urdf_path()) as stream:
+        urdf = stream.read()
+    params = node_parameters(urdf)
+    del params['robot_description']  # from the latched topic, so that it can be swapped
+    results = {}
+    for kind in ('warm', 'cold'):
+        runs = []
+        for run in range(args.runs):
+            cache = tempfile.mkdtemp(prefix='rbd_numba_cache_') if kind == 'cold' else None
+            env = {'NUMBA_CACHE_DIR': cache} if cache else None
+            ns = '/bench_stall_%s_%d' % (kind, run)
+            node = start(node_command(), ns, params, env=env)
+            driver = Driver(ns, 'rbd_dynamics/feedforward', model, extras=True)
+            compiled_at(driver, ns)
+            events = Events(driver, model, urdf)
+            try:
+                events.description.publish(String(data=urdf))
+                assert wait_first(driver, 120.0), 'the node does not answer'
+                end = time.monotonic() + 300.0
+                while driver.compiled is None and time.monotonic() < end:
+                    driver.run(0.1, rate=100.0, late=0.0)
+                assert events.tare.wait_for_service(timeout_sec=30.0)
+                assert events.parameters.wait_for_service(timeout_sec=30.0)
+                driver.received.clear()
+                gaps = {'quiet': largest_gap_ms(driver.run(STALL_QUIET_S, late=0.1))}
+                for name in STALL_EVENTS:
+                    driver.received.clear()
+                    fired = []
+                    timer = threading.Timer(0.3, lambda n=name: fired.append(events.fire(n)))
+                    timer.start()
+                    result = driver.run(STALL_WINDOW_S, late=0.1)
+                    timer.join()
+                    assert fired and fired[0], '%s: the node did not do it' % name
+                    gaps[name] = largest_gap_ms(result)
+                runs.append(gaps)
+                print('  run %d %s cache: largest gap %s' % (run, kind, ', '.join(
+                    '%s %.1f ms' % item for item in gaps.items())), flush=True)
+            finally:
+                driver.close()
+                node.stop()
+                if cache:
+                    shutil.rmtree(cache, ignore_errors=True)
+        medians = {name: float(np.median([r[name] for r in runs]))
+                   for name in ('quiet',) + STALL_EVENTS}
+        added = {name: medians[name] - medians['quiet'] for name in STALL_EVENTS}
+        worst = max(added, key=added.get)
+        print('stall %s cache (median of %d runs): quiet %.1f ms; the worst event, %s, adds '
+              '%.1f ms (target <= 10 ms: %s)'
+              % (kind, len(runs), medians['quiet'], worst, added[worst],
+                 verdict(added[worst] <= 10.0)))
+        results[kind] = {'runs': runs, 'median_ms': medians, 'added_ms': added}
+    report['stall'] = results
 
 
 def soak(args, report):
@@ -426,11 +590,14 @@ def soak(args, report):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('what', choices=('latency', 'startup', 'soak', 'all', 'relay'))
+    parser.add_argument('what', choices=('latency', 'startup', 'stall', 'soak', 'all',
+                                         'relay'))
     # many short blocks, alternating: a disturbed stretch of the machine hits both sides
     parser.add_argument('--seconds', type=float, default=3.0, help='latency block length')
     parser.add_argument('--blocks', type=int, default=10)
-    parser.add_argument('--runs', type=int, default=3, help='startup runs')
+    parser.add_argument('--runs', type=int, default=3, help='startup and stall runs')
+    parser.add_argument('--warm-only', action='store_true',
+                        help='startup: only with the warm cache')
     parser.add_argument('--minutes', type=float, default=10.0, help='soak length')
     parser.add_argument('--quick', action='store_true',
                         help='short blocks, one startup run, a 2-minute soak')
@@ -452,6 +619,8 @@ def main():
             latency(args, report)
         if args.what in ('startup', 'all'):
             startup(args, report)
+        if args.what in ('stall', 'all'):
+            stall(args, report)
         if args.what == 'soak':
             soak(args, report)
     finally:

@@ -5,8 +5,8 @@ Every performance target with its figure and verdict, from the benchmarks' JSON 
     python benchmarks/summary.py [--results benchmarks/results] [--write-docs [PATH]]
 
 Reads ``library.json`` (bench_library.py), ``node.json`` (bench_node.py all), ``soak.json``
-(bench_node.py soak) and ``bag.json`` (bench_bag.py); a missing file is reported as not
-measured. Exit code 0 when every target was measured and met.
+(bench_node.py soak), ``bag.json`` (bench_bag.py) and ``start.json`` (bench_start.py); a missing
+file is reported as not measured. Exit code 0 when every target was measured and met.
 
 ``--write-docs`` also replaces what lies between the lines ``<!-- summary:begin -->`` and
 ``<!-- summary:end -->`` of ``PATH`` (default ``docs/performance.md``) with the same verdicts as
@@ -36,7 +36,59 @@ def load(directory, name):
         return json.load(stream)
 
 
-def targets(library, node, soak, bag=None):
+def _median(values):
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return None
+    n = len(values)
+    return values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])
+
+
+def start_rows(start):
+    """Rows of ``start.json`` (bench_start.py): first answers and precompile."""
+    rows = []
+    limits = (('jazzy', 20.0), ('humble', 90.0))
+    for label, limit in limits:
+        entry = (start or {}).get(label)
+        if entry is None:
+            rows.append(('precompile, %s numba <= %g s' % (label, limit), '-', None))
+            continue
+        if entry.get('cli_ratio') is not None:
+            rows.append(('command line, first answer from an empty cache (%s) <= 2x '
+                         "Pinocchio's one-shot script" % entry['versions'],
+                         '%.2fx (%.2f vs %.2f s)' % (entry['cli_ratio'],
+                                                     _median(entry['cli_cold_s']),
+                                                     _median(entry['pinocchio_s'])),
+                         entry['cli_ratio'] <= 2.0))
+        spent = _median(entry['precompile_s'])
+        rows.append(('precompile from an empty cache (%s) <= %g s' % (entry['versions'], limit),
+                     '%.1f s' % spent, spent <= limit))
+    compiled = [v for v in (start or {}).get('node_compiled_s') or [] if v is not None]
+    rows.append(('node after precompile, description -> compiled path in use <= 2 s',
+                 'max %.2f s of %d (diagnostics at 1 Hz)' % (max(compiled), len(compiled))
+                 if compiled else '-', max(compiled) <= 2.0 if compiled else None))
+    return rows
+
+
+def stall_rows(node):
+    """Rows of the stall mode (bench_node.py stall): what each event adds to the quiet gap."""
+    rows = []
+    for kind in ('warm', 'cold'):
+        entry = ((node or {}).get('stall') or {}).get(kind)
+        if not entry:
+            rows.append(('no event adds more than 10 ms to the largest output gap, %s cache'
+                         % kind, '-', None))
+            continue
+        added = entry['added_ms']
+        worst = max(added, key=added.get)
+        rows.append(('no event adds more than 10 ms to the largest output gap, %s cache'
+                     % kind, 'worst %s: +%.1f ms (quiet %.1f ms; median of %d runs)'
+                     % (worst, added[worst], entry['median_ms']['quiet'], len(entry['runs'])),
+                     added[worst] <= 10.0))
+    return rows
+
+
+def targets(library, node, soak, bag=None, start=None):
     """Return the ``(what, measured, met)`` rows; ``met`` is None when the figure is missing."""
     rows = []
     for case, target in (('rnea, 7-DoF arm (panda)', '<= 1.0x pin.rnea'),
@@ -90,6 +142,7 @@ def targets(library, node, soak, bag=None):
                          if compiled else '')
                      if values and any(v is not None for v in values) else '-',
                      ok if values else None))
+    rows += stall_rows(node) + start_rows(start)
     report = (soak or {}).get('soak')
     if report and report['minutes']:
         minutes = report['minutes']
@@ -208,7 +261,8 @@ def main():
     args = parser.parse_args()
     library = load(args.results, 'library.json')
     rows = targets(library, load(args.results, 'node.json'),
-                   load(args.results, 'soak.json'), load(args.results, 'bag.json'))
+                   load(args.results, 'soak.json'), load(args.results, 'bag.json'),
+                   load(args.results, 'start.json'))
     width = max(len(what) for what, _, _ in rows)
     for what, measured, met in rows:
         print('%-*s  %-52s %s' % (width, what, measured, VERDICTS[met]))

@@ -26,4 +26,9 @@ py="$venv/bin/python"
 "$py" benchmarks/bench_node.py all "${quick[@]}"
 "$py" benchmarks/bench_node.py soak "${quick[@]}"
 "$py" benchmarks/bench_bag.py "${bag[@]}" --out benchmarks/results/bag.json
+# start-up: this environment, and Humble's versions where scripts/test_humble_versions.sh
+# built them
+humble=()
+[ -x "$repo/.venv-humble/bin/python" ] && humble=(--humble "$repo/.venv-humble/bin/python")
+"$py" benchmarks/bench_start.py "${humble[@]}" $([ ${#quick[@]} = 0 ] || echo --runs 1)
 exec "$py" benchmarks/summary.py --write-docs
