@@ -185,9 +185,16 @@ class ModelSource:
 
     def _build(self, generation, source, text, params, model=None):
         log = self._log
+        replacing = self._in_use() is not None
         try:
             if model is None:
-                model = node_model(text, params)  # compiled below, once the model is in use
+                model = node_model(text, params)
+            if replacing:
+                # A model that replaces one in use is compiled before the swap: the torque
+                # stream goes on with the compiled path of the old model meanwhile (a fraction
+                # of a second from numba's cache), where the new one on the NumPy path would
+                # answer only the newest state of each wake-up, with pauses.
+                compiled, spent = self._compile(model)
             with self._lock:
                 if generation != self._generation:
                     return  # a newer description is on its way
@@ -201,7 +208,7 @@ class ModelSource:
                 # Said before the swap: a torque of the new model is never seen ahead of the
                 # lines that announce it.
                 self._announce(source, previous, setup, payload_notes)
-                self.compiling = True  # (compiled below)
+                self.compiling = not replacing  # (compiled below)
                 self._put_in_use((setup, merger))
                 self._model_text = (text, params)
                 self.source = source
@@ -216,23 +223,30 @@ class ModelSource:
         finally:
             if generation == self._generation:
                 self.building = ''
-        try:
-            # Torques flow from now on, on the NumPy path (the newest joint state, then a
-            # pause); the compiled path takes over when it is built. Loaded from numba's disk
-            # cache that is a fraction of a second; the first start on a machine compiles for
-            # seconds, with exact torques published meanwhile.
-            start = time.monotonic()
-            compiled = model.compile()
-        finally:
-            self.compiling = False
+        if not replacing:
+            # The first model: torques flow from now on, on the NumPy path (the newest joint
+            # state, then a pause); the compiled path takes over when it is built. Loaded from
+            # numba's disk cache that is a fraction of a second; the first start on a machine
+            # compiles for seconds (python -m rbd_dynamics precompile does it ahead of time),
+            # with exact torques published meanwhile.
+            try:
+                compiled, spent = self._compile(model)
+            finally:
+                self.compiling = False
         log.info('compiled path %s (%.2f s)'
-                 % ('in use' if compiled else 'unavailable: NumPy path',
-                    time.monotonic() - start))
+                 % ('in use' if compiled else 'unavailable: NumPy path', spent))
         # Move everything alive now (numba, the model) out of the collector's reach: a full
         # collection over those objects would otherwise pause the joint-state path for
         # milliseconds every so often.
         gc.collect()
         gc.freeze()
+
+    @staticmethod
+    def _compile(model):
+        """Build the model's compiled path; return whether it is in use and the seconds spent."""
+        start = time.monotonic()
+        compiled = model.compile()
+        return compiled, time.monotonic() - start
 
     def _announce(self, source, previous, setup, payload_notes):
         """Log what a new model of ``source`` is and, over ``previous``, what it changes."""

@@ -87,6 +87,38 @@ def test_a_new_model_is_announced_before_it_is_put_in_use():
     source.shutdown()
 
 
+def test_a_replacing_model_is_compiled_before_it_is_put_in_use():
+    """
+    A first model is compiled after it is put in use, a replacing one before.
+
+    The first model answers at once on the NumPy path; a model that replaces one in use is
+    compiled first, so the torque stream stays on the old model's compiled path meanwhile.
+    """
+    source, recorder = make_source()
+
+    def recorded(text):
+        model = node_model(text, source._params)
+
+        def compile_():
+            recorder.events.append(('compile', model.name))
+            return False
+        model.compile = compile_
+        return model
+
+    source.topic_description = URDF
+    source.request('the test', recorded(URDF))
+    assert wait(lambda: ('compile', 'two_link') in recorder.events)
+    other = URDF.replace('two_link', 'other')
+    source.topic_description = other
+    source.request('the topic', recorded(other))
+    assert wait(lambda: ('compile', 'other') in recorder.events
+                and recorder.active[0].model.name == 'other')
+    steps = [event for event in recorder.events if event[0] in ('put', 'compile')]
+    assert steps == [('put', 'two_link'), ('compile', 'two_link'), ('compile', 'other'),
+                     ('put', 'other')], steps
+    source.shutdown()
+
+
 def test_lock_refuses_a_later_description_and_counts_it():
     source, recorder = make_source(description_updates='lock')
     source.topic_description = URDF
