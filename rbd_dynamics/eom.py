@@ -206,7 +206,10 @@ def mass_matrix(model, q):
             bj = _block(model, j)
             Mf[:, bi, bj] = np.swapaxes(F, -1, -2) @ S[j]
             Mf[:, bj, bi] = np.swapaxes(Mf[:, bi, bj], -1, -2)
-    return _fold_matrix(model, Mf).reshape(shape + (model.nv, model.nv))
+    M = _fold_matrix(model, Mf)
+    # exactly symmetric (a multi-DoF joint's block and the mimic fold round either side apart)
+    M = 0.5 * (M + np.swapaxes(M, -1, -2))
+    return M.reshape(shape + (model.nv, model.nv))
 
 
 def _fold_matrix(model, Af):
