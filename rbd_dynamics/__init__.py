@@ -8,12 +8,14 @@ The library needs only NumPy (no ROS)::
     model = rbd.Model.from_urdf_file('robot.urdf')
     tau = rbd.rnea(model, q, qd, qdd, f_ext={'tool0': [0, 0, -5.0, 0, 0, 0]})
     tau_g = rbd.gravity_torques(model, q)
+    M = rbd.mass_matrix(model, q)   # and coriolis_matrix, jacobian, regressor
 
 The ROS 2 node lives in :mod:`rbd_dynamics.ros`.
 """
 
 from .drive import drive_torques
 from .dynamics import gravity_torques, payload_wrench, rnea
+from .eom import coriolis_matrix, jacobian, mass_matrix, regressor
 from .joints import jcalc, JointModel, SUPPORTED_JOINT_TYPES
 from .model import DescriptionWarning, InertiaWarning, Model, Payload, UnknownLinkError
 from .parsers.description import Description, UrdfError
@@ -24,5 +26,6 @@ __version__ = '0.1.0'
 __all__ = [
     'Description', 'DescriptionWarning', 'InertiaWarning', 'JointModel', 'MAX_DESCRIPTION_BYTES',
     'Model', 'Payload', 'SUPPORTED_JOINT_TYPES', 'UnknownLinkError', 'UrdfError',
-    'drive_torques', 'gravity_torques', 'jcalc', 'parse_urdf', 'payload_wrench', 'rnea',
+    'coriolis_matrix', 'drive_torques', 'gravity_torques', 'jacobian', 'jcalc', 'mass_matrix',
+    'parse_urdf', 'payload_wrench', 'regressor', 'rnea',
 ]

@@ -136,6 +136,9 @@ class Model:
         inertia: ``(nb, 6, 6)`` spatial inertia of each body in its own coordinates, payloads
             included (``runtime.inertia``).
         body_joint_names: name of each body's joint (mimic joints included).
+        body_links: ``(nb,)`` tuple: the link of each body, the child link of its joint. Its
+            frame is the body's coordinates; the links merged into the body by fixed joints,
+            and their payloads, are part of the body (see :meth:`inertial_parameters`).
         q_start, v_start: first index of each body's coordinates in the full vectors ``qf``/``vf``
             (one entry per body joint, mimic joints included).
         packed: the model packed for the compiled path, ``None`` without numba (or until
@@ -571,6 +574,29 @@ class Model:
         return notes
 
     # Queries -------------------------------------------------------------------------------------
+
+    def inertial_parameters(self):
+        """
+        Return the ten inertial parameters of every body, payloads included.
+
+        Body ``i`` is expressed in the frame of link ``body_links[i]``; its parameters are
+        ``[m, m cx, m cy, m cz, ixx, ixy, ixz, iyy, iyz, izz]``: mass [kg], first moment
+        [kg m] and rotational inertia [kg m^2] about that frame's origin, in its axes. These
+        are the columns of :func:`~rbd_dynamics.regressor`: ``rnea == Y @ pi``.
+
+        Returns
+        -------
+        ``(10 * nb,)`` parameters, body after body (a new array).
+
+        """
+        inertia = self.runtime.inertia  # [[Ibar, [h]x], [[h]x^T, m 1]] (Eq. 2.63)
+        out = np.empty((self.nb, 10))
+        out[:, 0] = inertia[:, 3, 3]
+        out[:, 1] = inertia[:, 2, 4]
+        out[:, 2] = inertia[:, 0, 5]
+        out[:, 3] = inertia[:, 1, 3]
+        out[:, 4:] = inertia[:, (0, 0, 0, 1, 1, 2), (0, 1, 2, 1, 2, 2)]
+        return out.reshape(-1)
 
     def check_link(self, link):
         """Raise :class:`UnknownLinkError` (a ``KeyError`` and ``ValueError``) for a non-link."""

@@ -5,7 +5,8 @@ import pytest
 import rbd_dynamics as rbd
 from rbd_dynamics.resources import demo_urdf_path
 from rbd_dynamics.spatial import quaternion_to_matrix
-from support.urdf_builders import inertial, joint, link, pendulum, robot, two_link
+from support.urdf_builders import (inertial, joint, link, pendulum, robot, two_link,
+                                   two_link_terms)
 
 G = 9.81
 RNG = np.random.default_rng(1234)
@@ -40,17 +41,8 @@ def test_pendulum_with_a_force_on_its_tip():
 
 
 def two_link_closed_form(params, q, qd, qdd, g=G):
-    """M, C and g of the lecture notes' planar arm (gravity along -y of the base)."""
-    m1, m2, l1, r1, r2, i1, i2 = params
-    c2, s2 = np.cos(q[1]), np.sin(q[1])
-    alpha = i1 + i2 + m1 * r1 ** 2 + m2 * (l1 ** 2 + r2 ** 2)
-    beta = m2 * l1 * r2
-    delta = i2 + m2 * r2 ** 2
-    mass = np.array([[alpha + 2 * beta * c2, delta + beta * c2], [delta + beta * c2, delta]])
-    coriolis = np.array([[-beta * s2 * qd[1], -beta * s2 * (qd[0] + qd[1])],
-                         [beta * s2 * qd[0], 0.0]])
-    c1, c12 = np.cos(q[0]), np.cos(q[0] + q[1])
-    gravity = np.array([(m1 * r1 + m2 * l1) * g * c1 + m2 * r2 * g * c12, m2 * r2 * g * c12])
+    """Torques, gravity and M of the lecture notes' planar arm (gravity along -y of the base)."""
+    mass, coriolis, gravity = two_link_terms(params, q, qd, g)
     return mass @ qdd + coriolis @ qd + gravity, gravity, mass
 
 

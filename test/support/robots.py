@@ -300,6 +300,20 @@ class PinocchioPair:
             tau[self.index_v[master]] += mult * pin_tau[joint.idx_v:joint.idx_v + joint.nv]
         return tau
 
+    def velocity_map(self):
+        """
+        Return ``(pin nv, nv)`` ``G`` with Pinocchio's velocities ``= G @ ours``.
+
+        Its transpose folds Pinocchio's generalized forces (:meth:`fold`); ``G^T A G`` folds a
+        matrix such as Pinocchio's mass matrix, ``J G`` a Jacobian.
+        """
+        G = np.zeros((self.pin_model.nv, self.model.nv))
+        for joint, _, master, mult, _ in self.joints:
+            start = self.index_v[master].start
+            for k in range(joint.nv):
+                G[joint.idx_v + k, start + k] = mult
+        return G
+
     def pin_forces(self, f_ext):
         """
         Convert our wrenches to Pinocchio's per-joint forces.

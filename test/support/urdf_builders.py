@@ -1,5 +1,7 @@
 """URDF text for the analytic and property tests: small robots whose dynamics are known."""
 
+import numpy as np
+
 
 def _v(values):
     return ' '.join('%.17g' % float(v) for v in values)
@@ -52,3 +54,23 @@ def two_link(m1, m2, l1, lc1, lc2, i1, i2):
         link('upper', inertial(m1, (lc1, 0, 0), ixx=0.03, iyy=i1 + 0.02, izz=i1)),
         joint('elbow', 'revolute', 'upper', 'fore', xyz=(l1, 0, 0)),
         link('fore', inertial(m2, (lc2, 0, 0), ixx=0.03, iyy=i2 + 0.02, izz=i2)))
+
+
+def two_link_terms(params, q, qd, g=9.81):
+    """
+    Return the closed-form ``(M, C, g)`` of :func:`two_link` (gravity along -y of the base).
+
+    The lecture notes' planar arm: ``params = (m1, m2, l1, lc1, lc2, i1, i2)``; ``C`` is the
+    Christoffel-symbol matrix.
+    """
+    m1, m2, l1, r1, r2, i1, i2 = params
+    c2, s2 = np.cos(q[1]), np.sin(q[1])
+    alpha = i1 + i2 + m1 * r1 ** 2 + m2 * (l1 ** 2 + r2 ** 2)
+    beta = m2 * l1 * r2
+    delta = i2 + m2 * r2 ** 2
+    mass = np.array([[alpha + 2 * beta * c2, delta + beta * c2], [delta + beta * c2, delta]])
+    coriolis = np.array([[-beta * s2 * qd[1], -beta * s2 * (qd[0] + qd[1])],
+                         [beta * s2 * qd[0], 0.0]])
+    c1, c12 = np.cos(q[0]), np.cos(q[0] + q[1])
+    gravity = np.array([(m1 * r1 + m2 * l1) * g * c1 + m2 * r2 * g * c12, m2 * r2 * g * c12])
+    return mass, coriolis, gravity
