@@ -129,6 +129,55 @@ def fold_torques(model, tauf):
     return tau
 
 
+def forward_pass(model, qf, qdf=None, qddf=None):
+    """
+    Forward pass over the bodies (the first loop of Table 5.1), batched.
+
+    Parameters
+    ----------
+    model
+        the model.
+    qf, qdf, qddf
+        ``(B, nqf)`` positions; ``(B, nvf)`` velocities and accelerations or ``None``
+        (velocities ``None``: kinematics only; accelerations ``None``: no accelerations).
+
+    Returns
+    -------
+    ``(Xup, S, vJ, v, a)``: transforms ``i_X_parent`` ``(nb, B, 6, 6)``; lists of the motion
+    subspaces ``(B, 6, nv_i)`` and joint velocities ``(B, 6)``; body velocities and
+    accelerations ``(nb, B, 6)`` (``None`` where not asked for), body coordinates. The
+    accelerations include gravity as the fictitious base acceleration ``a_0 = -a_g``.
+
+    """
+    count = qf.shape[0]
+    nb = model.nb
+    Xup = np.empty((nb, count, 6, 6))
+    S = [None] * nb
+    vJ = [None] * nb
+    v = None if qdf is None else np.empty((nb, count, 6))
+    a = None if qddf is None else np.empty((nb, count, 6))
+    a_base = np.zeros((count, 6))
+    a_base[:, 3:] = -model.gravity  # a_0 = -a_g: gravity as a fictitious base acceleration
+    for i in range(nb):
+        joint = model.joints[i]
+        qs = model.q_start[i]
+        vs = model.v_start[i]
+        block = slice(vs, vs + joint.nv)
+        qd_i = np.zeros((count, joint.nv)) if qdf is None else qdf[:, block]
+        XJ, S[i], vJ[i], cJ = jcalc(joint, qf[:, qs:qs + joint.nq], qd_i)
+        Xup[i] = XJ @ model.Xtree[i]
+        p = model.parent[i]
+        if v is not None:
+            v[i] = vJ[i] if p < 0 else np.einsum('bij,bj->bi', Xup[i], v[p]) + vJ[i]
+        if a is not None:
+            if p < 0:
+                a[i] = np.einsum('bij,bj->bi', Xup[i], a_base)
+            else:
+                a[i] = np.einsum('bij,bj->bi', Xup[i], a[p]) + cross_motion(v[i], vJ[i])
+            a[i] += np.einsum('bij,bj->bi', S[i], qddf[:, block]) + cJ
+    return Xup, S, vJ, v, a
+
+
 def rnea_bodies(model, qf, qdf, qddf, fext=None, inertia=None):
     """
     RNEA over the bodies (Table 5.1), batched, in full coordinates.
@@ -153,35 +202,15 @@ def rnea_bodies(model, qf, qdf, qddf, fext=None, inertia=None):
     """
     if inertia is None:
         inertia = model.runtime.inertia
-    count = qf.shape[0]
-    nb = model.nb
-    a_base = np.zeros((count, 6))
-    a_base[:, 3:] = -model.gravity  # a_0 = -a_g: gravity as a fictitious base acceleration
-    Xup = np.empty((nb, count, 6, 6))
-    S = [None] * nb
-    v = np.empty((nb, count, 6))
-    a = np.empty((nb, count, 6))
-    f = np.empty((nb, count, 6))
-    for i in range(nb):
-        joint = model.joints[i]
-        qs, vs = model.q_start[i], model.v_start[i]
-        XJ, S[i], vJ, cJ = jcalc(joint, qf[:, qs:qs + joint.nq], qdf[:, vs:vs + joint.nv])
-        Xup[i] = XJ @ model.Xtree[i]
-        p = model.parent[i]
-        qdd_i = qddf[:, vs:vs + joint.nv]
-        if p < 0:
-            v[i] = vJ
-            a[i] = np.einsum('bij,bj->bi', Xup[i], a_base)
-        else:
-            v[i] = np.einsum('bij,bj->bi', Xup[i], v[p]) + vJ
-            a[i] = np.einsum('bij,bj->bi', Xup[i], a[p]) + cross_motion(v[i], vJ)
-        a[i] += np.einsum('bij,bj->bi', S[i], qdd_i) + cJ
+    Xup, S, _, v, a = forward_pass(model, qf, qdf, qddf)
+    f = np.empty_like(v)
+    for i in range(model.nb):
         Iv = v[i] @ inertia[i].T
         f[i] = a[i] @ inertia[i].T + cross_force(v[i], Iv)
         if fext is not None:
             f[i] -= fext[i]
-    tauf = np.empty((count, model.nvf))
-    for i in range(nb - 1, -1, -1):
+    tauf = np.empty((qf.shape[0], model.nvf))
+    for i in range(model.nb - 1, -1, -1):
         vs = model.v_start[i]
         tauf[:, vs:vs + model.joints[i].nv] = np.einsum('bji,bj->bi', S[i], f[i])
         p = model.parent[i]

@@ -24,9 +24,9 @@ root to ``i`` (Eq. 3.6 in Featherstone's chapter 3, written per body).
 
 import numpy as np
 
-from .dynamics import _batch, _prepare
+from .dynamics import _batch, _prepare, forward_pass
 from .joints import jcalc
-from .spatial import cross_motion, skew
+from .spatial import skew
 
 #: Batch chunk for the per-body Jacobians of :func:`coriolis_matrix`: about this many floats.
 _CHUNK_FLOATS = 4_000_000
@@ -77,54 +77,6 @@ def _s_dot(joint, S, qd):
         omega = joint.axis * qd[:, 2:3]
         Sd[:, 3:, :2] = -np.cross(omega[:, :, None], S[:, 3:, :2], axis=1)
     return Sd
-
-
-def _forward(model, qf, qdf=None, qddf=None):
-    """
-    Forward pass over the bodies (the first loop of Table 5.1), batched.
-
-    Parameters
-    ----------
-    model
-        the model.
-    qf, qdf, qddf
-        ``(B, nqf)`` positions; ``(B, nvf)`` velocities and accelerations or ``None``
-        (velocities ``None``: kinematics only; accelerations ``None``: no accelerations).
-
-    Returns
-    -------
-    ``(Xup, S, vJ, v, a)``: transforms ``i_X_parent`` ``(nb, B, 6, 6)``; lists of the motion
-    subspaces ``(B, 6, nv_i)`` and joint velocities ``(B, 6)``; body velocities and
-    accelerations ``(nb, B, 6)`` (``None`` where not asked for), body coordinates. The
-    accelerations include gravity as the fictitious base acceleration ``a_0 = -a_g``.
-
-    """
-    count = qf.shape[0]
-    nb = model.nb
-    Xup = np.empty((nb, count, 6, 6))
-    S = [None] * nb
-    vJ = [None] * nb
-    v = None if qdf is None else np.empty((nb, count, 6))
-    a = None if qddf is None else np.empty((nb, count, 6))
-    a_base = np.zeros((count, 6))
-    a_base[:, 3:] = -model.gravity
-    for i in range(nb):
-        joint = model.joints[i]
-        qs = model.q_start[i]
-        block = _block(model, i)
-        qd_i = np.zeros((count, joint.nv)) if qdf is None else qdf[:, block]
-        XJ, S[i], vJ[i], cJ = jcalc(joint, qf[:, qs:qs + joint.nq], qd_i)
-        Xup[i] = XJ @ model.Xtree[i]
-        p = model.parent[i]
-        if v is not None:
-            v[i] = vJ[i] if p < 0 else np.einsum('bij,bj->bi', Xup[i], v[p]) + vJ[i]
-        if a is not None:
-            if p < 0:
-                a[i] = np.einsum('bij,bj->bi', Xup[i], a_base)
-            else:
-                a[i] = np.einsum('bij,bj->bi', Xup[i], a[p]) + cross_motion(v[i], vJ[i])
-            a[i] += np.einsum('bij,bj->bi', S[i], qddf[:, block]) + cJ
-    return Xup, S, vJ, v, a
 
 
 def _crm(v):
@@ -186,7 +138,7 @@ def mass_matrix(model, q):
     shape = q.shape[:-1]
     count = int(np.prod(shape, dtype=np.int64))
     qf = _positions(model, q.reshape(count, model.nq))
-    Xup, S, _, _, _ = _forward(model, qf)
+    Xup, S, _, _, _ = forward_pass(model, qf)
     nb = model.nb
     # composite inertias, accumulated from the leaves: Ic_p += p_X_i^* Ic_i i_X_p
     Ic = np.array(np.broadcast_to(inertia[:, None], (nb, count, 6, 6)))
@@ -272,7 +224,7 @@ def coriolis_matrix(model, q, qd):
 def _coriolis_full(model, qf, qdf, inertia):
     """``C`` in full coordinates ``(B, nvf, nvf)`` (see :func:`coriolis_matrix`)."""
     count = qf.shape[0]
-    Xup, S, vJ, v, _ = _forward(model, qf, qdf)
+    Xup, S, vJ, v, _ = forward_pass(model, qf, qdf)
     J = np.zeros((model.nb, count, 6, model.nvf))
     Jdot = np.zeros_like(J)
     Cf = np.zeros((count, model.nvf, model.nvf))
@@ -414,7 +366,7 @@ def regressor(model, q, qd, qdd):
     q, qd, qdd, shape = _prepare(model, q, qd, qdd)
     count = q.shape[0]
     qf = _positions(model, q)
-    Xup, S, _, v, a = _forward(model, qf, _velocities(model, qd), _velocities(model, qdd))
+    Xup, S, _, v, a = forward_pass(model, qf, _velocities(model, qd), _velocities(model, qdd))
     Yf = np.zeros((count, model.nvf, 10 * model.nb))
     for i in range(model.nb):
         F = _inertia_times(a[i]) + _crf(v[i]) @ _inertia_times(v[i])
