@@ -575,7 +575,7 @@ def soak(args, report):
                                                      summary['rss_mb']), flush=True)
     finally:
         driver.close()
-        node.stop()
+        exit_code = node.stop()
     rss = [m['rss_mb'] for m in minutes]
     dropped = sum(m['dropped'] for m in minutes)
     growth = rss[-1] - rss[0] if rss else float('nan')
@@ -583,9 +583,9 @@ def soak(args, report):
           'after the first minute), exit code %s'
           % (len(minutes), sum(m['sent'] for m in minutes), dropped,
              rss[0] if rss else float('nan'), rss[-1] if rss else float('nan'), growth,
-             node.returncode))
+             exit_code))
     report['soak'] = {'minutes': minutes, 'dropped': dropped, 'rss_growth_mb': growth,
-                      'exit_code': node.returncode}
+                      'exit_code': exit_code}
 
 
 def main():
