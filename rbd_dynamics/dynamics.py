@@ -112,12 +112,24 @@ def external_forces(model, f_ext, shape):
     return out
 
 
+def full_positions(model, q):
+    """Full positions ``(B, nqf)`` of checked ``(B, nq)`` ones (mimic joints follow)."""
+    if not model.has_mimic:
+        return q
+    return q[:, model.q_src] * model.q_mult + model.q_off
+
+
+def full_velocities(model, v):
+    """Full velocities or accelerations ``(B, nvf)`` of ``(B, nv)`` ones: ``vf = G v``."""
+    if not model.has_mimic:
+        return v
+    return v[:, model.v_src] * model.v_mult
+
+
 def full_coordinates(model, q, qd, qdd):
     """Expand independent coordinates to one entry per body joint (mimic joints follow)."""
-    if not model.has_mimic:
-        return q, qd, qdd
-    qf = q[:, model.q_src] * model.q_mult + model.q_off
-    return qf, qd[:, model.v_src] * model.v_mult, qdd[:, model.v_src] * model.v_mult
+    return (full_positions(model, q), full_velocities(model, qd),
+            full_velocities(model, qdd))
 
 
 def fold_torques(model, tauf):

@@ -24,7 +24,7 @@ root to ``i`` (Eq. 3.6 in Featherstone's chapter 3, written per body).
 
 import numpy as np
 
-from .dynamics import _batch, _prepare, forward_pass
+from .dynamics import _batch, _prepare, forward_pass, full_positions, full_velocities
 from .joints import jcalc
 from .spatial import skew
 
@@ -35,20 +35,6 @@ _FRAMES = ('world', 'local')
 
 
 # Shared pieces --------------------------------------------------------------------------------
-
-def _positions(model, q):
-    """Full positions ``(B, nqf)`` of checked ``(B, nq)`` ones (mimic joints follow)."""
-    if not model.has_mimic:
-        return q
-    return q[:, model.q_src] * model.q_mult + model.q_off
-
-
-def _velocities(model, v):
-    """Full velocities ``(B, nvf)`` of ``(B, nv)`` ones: ``vf = G v``."""
-    if not model.has_mimic:
-        return v
-    return v[:, model.v_src] * model.v_mult
-
 
 def _mimic_map(model):
     """Return ``G`` ``(nvf, nv)`` with ``vf = G v``, or ``None`` without mimic joints."""
@@ -137,7 +123,7 @@ def mass_matrix(model, q):
     q = _batch('q', q, model.nq)
     shape = q.shape[:-1]
     count = int(np.prod(shape, dtype=np.int64))
-    qf = _positions(model, q.reshape(count, model.nq))
+    qf = full_positions(model, q.reshape(count, model.nq))
     Xup, S, _, _, _ = forward_pass(model, qf)
     nb = model.nb
     # composite inertias, accumulated from the leaves: Ic_p += p_X_i^* Ic_i i_X_p
@@ -216,8 +202,8 @@ def coriolis_matrix(model, q, qd):
     chunk = max(1, _CHUNK_FLOATS // max(1, 12 * model.nb * model.nvf))
     for start in range(0, count, chunk):
         rows = slice(start, min(count, start + chunk))
-        Cf[rows] = _coriolis_full(model, _positions(model, q[rows]),
-                                  _velocities(model, qd[rows]), inertia)
+        Cf[rows] = _coriolis_full(model, full_positions(model, q[rows]),
+                                  full_velocities(model, qd[rows]), inertia)
     return _fold_matrix(model, Cf).reshape(shape + (model.nv, model.nv))
 
 
@@ -284,7 +270,7 @@ def jacobian(model, q, link, frame='world'):
     q = _batch('q', q, model.nq)
     shape = q.shape[:-1]
     count = int(np.prod(shape, dtype=np.int64))
-    qf = _positions(model, q.reshape(count, model.nq))
+    qf = full_positions(model, q.reshape(count, model.nq))
     Jf = np.zeros((count, 6, model.nvf))
     body = model.link_body[link]
     # link_X_j: motion transform from body j's coordinates to the link's, along the path
@@ -365,8 +351,9 @@ def regressor(model, q, qd, qdd):
     """
     q, qd, qdd, shape = _prepare(model, q, qd, qdd)
     count = q.shape[0]
-    qf = _positions(model, q)
-    Xup, S, _, v, a = forward_pass(model, qf, _velocities(model, qd), _velocities(model, qdd))
+    qf = full_positions(model, q)
+    Xup, S, _, v, a = forward_pass(model, qf, full_velocities(model, qd),
+                                   full_velocities(model, qdd))
     Yf = np.zeros((count, model.nvf, 10 * model.nb))
     for i in range(model.nb):
         F = _inertia_times(a[i]) + _crf(v[i]) @ _inertia_times(v[i])
