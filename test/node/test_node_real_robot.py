@@ -195,12 +195,15 @@ def test_payload_topic_and_parameters(node, model, urdf):
     reading = -rbd.payload_wrench(held, 'ft_frame', q)
     peer.wrench('/rr/wrench', '', reading)
     expect_g = rbd.gravity_torques(held, q)
-    got = answer(peer, model, q, qd, lambda ff, g, c: close(g, expect_g))
-    assert got is not None and close(got[1].effort, expect_g), process.log()
     assert np.abs(expect_g - rbd.gravity_torques(model, q)).max() > 0.5
-    # (no desired input: the feedforward is the inverse dynamics at zero acceleration)
+    # (no desired input: the feedforward is the inverse dynamics at zero acceleration); the
+    # payload and the reading come on two topics, so the answer is awaited until both count
     f_ff = {'ft_frame': reading + rbd.payload_wrench(held, 'ft_frame', q, qd, np.zeros(8))}
-    assert close(got[0].effort, rbd.rnea(held, q, qd, np.zeros(model.nv), f_ff))
+    expect_ff = rbd.rnea(held, q, qd, np.zeros(model.nv), f_ff)
+    got = answer(peer, model, q, qd,
+                 lambda ff, g, c: close(g, expect_g) and close(ff, expect_ff))
+    assert got is not None, process.log()
+    assert close(got[1].effort, expect_g) and close(got[0].effort, expect_ff)
     assert shows(peer, 'payload ft_frame', lambda v: v.startswith('m 1.5'))
 
     # refused: unknown link, negative or non-finite values, no frame; nothing changes
