@@ -204,7 +204,8 @@ def test_payload_topic_and_parameters(node, model, urdf):
                  lambda ff, g, c: close(g, expect_g) and close(ff, expect_ff))
     assert got is not None, process.log()
     assert close(got[1].effort, expect_g) and close(got[0].effort, expect_ff)
-    assert shows(peer, 'payload ft_frame', lambda v: v.startswith('m 1.5'))
+    assert shows(peer, 'payload ft_frame', lambda v: v.startswith('m 1.5')), \
+        peer.diagnostic('payload ft_frame')
 
     # refused: unknown link, negative or non-finite values, no frame; nothing changes
     for link, values in (('no_link', PAYLOAD), ('ft_frame', dict(PAYLOAD, mass=-1.0)),
@@ -213,8 +214,9 @@ def test_payload_topic_and_parameters(node, model, urdf):
                          ('ft_frame', dict(PAYLOAD, inertia=(-1.0, 0, 0, 1.0, 0, 1.0))),
                          ('', PAYLOAD)):
         peer.payload(link, **values)
-    assert counted(peer, 'rejected_payload', 6)
-    assert shows(peer, 'last payload rejection', lambda v: 'frame_id' in v)
+    assert counted(peer, 'rejected_payload', 6), process.log()
+    assert shows(peer, 'last payload rejection', lambda v: 'frame_id' in v), \
+        peer.diagnostic('last payload rejection')
     assert close(exchange(peer, model.joint_names, q, qd)[1].effort, expect_g)
 
     # m = 0 removes it
