@@ -26,10 +26,11 @@ setup(
         'fast': [],  # numba, now a requirement; kept so that `pip install .[fast]` still works
         'xacro': ['xacro'],
         'sim': ['mujoco>=3.0'],
-        # python -m rbd_dynamics bag / trajectory: bags without ROS, YAML, the PNG plot
-        'analysis': ['rosbags>=0.10', 'pyyaml', 'matplotlib'],
+        # python -m rbd_dynamics bag / trajectory / excite: bags without ROS, YAML, the PNG
+        # plot, SciPy's optimiser (threadpoolctl: optional, keeps BLAS on one thread there)
+        'analysis': ['rosbags>=0.10', 'pyyaml', 'matplotlib', 'scipy', 'threadpoolctl'],
         'test': ['pytest', 'pytest-xdist', 'hypothesis', 'pin', 'example-robot-data', 'xacro',
-                 'urdfdom-py', 'rosbags>=0.10', 'pyyaml', 'matplotlib'],
+                 'urdfdom-py', 'rosbags>=0.10', 'pyyaml', 'matplotlib', 'scipy'],
     },
     zip_safe=True,
     maintainer='rbd_dynamics maintainers',
