@@ -534,12 +534,16 @@ def _design(model, urdf_text, duration, start, harmonics, period, margin, accele
     if len(problem.effort_rows()):
         constraints.append({'type': 'ineq', 'fun': problem.effort_constraint,
                             'jac': problem.effort_jacobian})
-    result = minimize(lambda z: problem.evaluate(z)[0], z, jac=lambda z: problem.evaluate(z)[1],
-                      method='SLSQP', constraints=constraints, callback=callback,
-                      options={'maxiter': iterations, 'ftol': 1e-4})
-    state['message'] = result.message
-    state['evaluations'] = result.nfev
-    best = result.x if np.all(np.isfinite(result.x)) else z
+    best = z
+    state['message'] = 'the first guess (no iterations)'
+    if iterations > 0:
+        result = minimize(lambda z: problem.evaluate(z)[0], z,
+                          jac=lambda z: problem.evaluate(z)[1], method='SLSQP',
+                          constraints=constraints, callback=callback,
+                          options={'maxiter': iterations, 'ftol': 1e-4})
+        state['message'] = result.message
+        if np.all(np.isfinite(result.x)):
+            best = result.x
 
     # the written grid: shrink towards the start pose until every limit holds on it
     Z = best.reshape(model.nv, basis.size)
