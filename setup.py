@@ -26,10 +26,11 @@ setup(
         'fast': [],  # numba, now a requirement; kept so that `pip install .[fast]` still works
         'xacro': ['xacro'],
         'sim': ['mujoco>=3.0'],
-        # python -m rbd_dynamics bag / trajectory: bags without ROS, YAML, the PNG plot
-        'analysis': ['rosbags>=0.10', 'pyyaml', 'matplotlib'],
+        # python -m rbd_dynamics bag / trajectory / identify: bags without ROS, YAML, the PNG
+        # plot, and SciPy for identify (pivoted QR, least squares with bounds)
+        'analysis': ['rosbags>=0.10', 'pyyaml', 'matplotlib', 'scipy'],
         'test': ['pytest', 'pytest-xdist', 'hypothesis', 'pin', 'example-robot-data', 'xacro',
-                 'urdfdom-py', 'rosbags>=0.10', 'pyyaml', 'matplotlib'],
+                 'urdfdom-py', 'rosbags>=0.10', 'pyyaml', 'matplotlib', 'scipy'],
     },
     zip_safe=True,
     maintainer='rbd_dynamics maintainers',

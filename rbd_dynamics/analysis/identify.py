@@ -602,11 +602,22 @@ class Identification:
     """
 
     def body_parameters(self):
-        """``(nb, 10)`` identified inertial parameters of every body."""
+        """Return the ``(nb, 10)`` identified inertial parameters of every body."""
         return self.x[:self.layout.n_links].reshape(-1, 10)
 
+    def own_link_parameters(self):
+        """
+        Return ``{link: (10,) parameters}`` of each body's own link, as written back.
 
-def _own_link_offsets(model):
+        The body's parameters less those of the links merged into it by fixed joints
+        (which keep their description), about the own link's origin in its axes.
+        """
+        model = self.layout.model
+        own = self.body_parameters() - own_link_offsets(model)
+        return dict(zip(model.body_links, own))
+
+
+def own_link_offsets(model):
     """
     Parameters of the other links of each body, ``(nb, 10)``.
 
@@ -695,7 +706,7 @@ def solve(stack, x_prior=None, max_condition=DEFAULT_MAX_CONDITION, max_nfev=400
     result.base_error = (np.abs(layout.base_parameters(result.x) - beta).max()
                          / max(np.abs(beta).max(), 1e-300))
     result.undetermined, result.combined = _undetermined(layout, layout.scale)
-    offsets = _own_link_offsets(model)
+    offsets = own_link_offsets(model)
     result.margins = consistency_margin(result.body_parameters() - offsets)
     result.drive = layout.drive_values(result.x, prior_drive)
     return result
@@ -794,7 +805,7 @@ def _consistent(layout, Rw, x_prior, scale, max_nfev):
     from scipy.optimize import least_squares
     model = layout.model
     p, nb, n_links = layout.p, model.nb, layout.n_links
-    offsets = _own_link_offsets(model)
+    offsets = own_link_offsets(model)
     N = layout.null / scale[:, None]
     if N.shape[1]:
         N, _ = np.linalg.qr(N)
