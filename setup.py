@@ -26,8 +26,9 @@ setup(
         'fast': [],  # numba, now a requirement; kept so that `pip install .[fast]` still works
         'xacro': ['xacro'],
         'sim': ['mujoco>=3.0'],
-        # python -m rbd_dynamics bag / trajectory / excite: bags without ROS, YAML, the PNG
-        # plot, SciPy's optimiser (threadpoolctl: optional, keeps BLAS on one thread there)
+        # python -m rbd_dynamics bag / trajectory / identify / excite: bags without ROS, YAML,
+        # the PNG plot, SciPy for identify (pivoted QR, least squares with bounds) and excite
+        # (SLSQP); threadpoolctl keeps BLAS on one thread in excite's small problems
         'analysis': ['rosbags>=0.10', 'pyyaml', 'matplotlib', 'scipy', 'threadpoolctl'],
         'test': ['pytest', 'pytest-xdist', 'hypothesis', 'pin', 'example-robot-data', 'xacro',
                  'urdfdom-py', 'rosbags>=0.10', 'pyyaml', 'matplotlib', 'scipy'],

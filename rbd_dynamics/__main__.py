@@ -9,6 +9,7 @@ arguments go to xacro.
 
     python -m rbd_dynamics bag ROBOT BAG ...          torques along a recorded rosbag2
     python -m rbd_dynamics trajectory ROBOT FILE ...  torques along a planned trajectory
+    python -m rbd_dynamics identify ROBOT BAG ...     inertias and drive from recorded efforts
     python -m rbd_dynamics excite ROBOT ...           an excitation for identification
     python -m rbd_dynamics precompile                 compile the kernels ahead of time
 
@@ -41,6 +42,9 @@ def main(argv=None):
     if argv and argv[0] == 'excite':
         from .analysis.cli_excite import main as excite_main
         return excite_main(argv[1:])
+    if argv and argv[0] == 'identify':
+        from .analysis.identify_cli import main as identify_main
+        return identify_main(argv[1:])
     if argv and argv[0] == 'precompile':
         from .precompile import main as precompile_main
         return precompile_main(argv[1:])
