@@ -40,7 +40,7 @@ def main(argv=None):
         from .analysis.cli import main as analysis_main
         return analysis_main(argv)
     if argv and argv[0] == 'excite':
-        from .analysis.cli_excite import main as excite_main
+        from .analysis.excite_cli import main as excite_main
         return excite_main(argv[1:])
     if argv and argv[0] == 'identify':
         from .analysis.identify_cli import main as identify_main
