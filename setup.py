@@ -44,6 +44,7 @@ setup(
             'rbd_dynamics_node = rbd_dynamics.ros.node:main',
             'rbd_dynamics_sim = rbd_dynamics.ros.sim_driver:main',
             'rbd_dynamics_trajectory = rbd_dynamics.ros.swings:main',
+            'rbd_dynamics_send = rbd_dynamics.ros.send:main',
         ],
     },
 )

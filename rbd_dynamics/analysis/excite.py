@@ -296,6 +296,12 @@ class Excitation:
 
     """
 
+    def at(self, t):
+        """``(q, qd, qdd)``, each ``(len(t), nv)``, of the series at times ``t`` [s]."""
+        P, V, A = self.basis.matrices(t)
+        Z = self.coefficients
+        return self.q[0] + P @ Z.T, V @ Z.T, A @ Z.T
+
 
 class _Problem:
     """The optimisation: coefficients ``z`` ``(nv * size,)`` -> objective, constraints."""
@@ -566,6 +572,7 @@ def _design(model, urdf_text, duration, start, harmonics, period, margin, accele
     out.condition = condition_number(W)
     out.columns = (len(columns), 10 * model.nb + 3 * model.nv)
     out.period, out.harmonics, out.coefficients = period, harmonics, Z
+    out.basis = basis
     out.iterations = state['iteration']
     out.message = state['message']
     out.seconds = time.monotonic() - began
