@@ -228,8 +228,9 @@ def predictions(model, identified_model, result, recording, coulomb_velocity):
     return nominal, identified
 
 
-def run(args, out=sys.stdout):
+def run(args, out=None):
     """Run the command for parsed arguments; returns ``(exit code, timing)``."""
+    out = sys.stdout if out is None else out
     from . import identify as idf
     from .writeback import DRIVE_NAME, drive_yaml, identified_urdf, URDF_NAME
     from ..model import Model
