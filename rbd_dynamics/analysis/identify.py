@@ -71,6 +71,22 @@ class NotExcitedError(AnalysisError):
         self.condition = condition
 
 
+def blas_threads(count=1):
+    """
+    Limit the BLAS libraries' threads within a ``with`` block (when threadpoolctl is installed).
+
+    The factors here are small (about a hundred columns): on two cores shared with other work,
+    BLAS threads contend and every decomposition takes many times longer than on one
+    thread. Without ``threadpoolctl`` this does nothing.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        import contextlib
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=count, user_api='blas')
+
+
 # Inertial parameters and pseudo-inertias -------------------------------------------------------
 
 def parameters_from_spatial(inertia):
