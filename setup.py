@@ -28,7 +28,7 @@ setup(
         'sim': ['mujoco>=3.0'],
         # python -m rbd_dynamics bag / trajectory / identify / excite: bags without ROS, YAML,
         # the PNG plot, SciPy for identify (pivoted QR, least squares with bounds) and excite
-        # (SLSQP); threadpoolctl keeps BLAS on one thread in excite's small problems
+        # (SLSQP); threadpoolctl keeps their small decompositions on one BLAS thread
         'analysis': ['rosbags>=0.10', 'pyyaml', 'matplotlib', 'scipy', 'threadpoolctl'],
         'test': ['pytest', 'pytest-xdist', 'hypothesis', 'pin', 'example-robot-data', 'xacro',
                  'urdfdom-py', 'rosbags>=0.10', 'pyyaml', 'matplotlib', 'scipy'],

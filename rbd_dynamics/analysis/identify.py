@@ -47,6 +47,9 @@ _STRUCTURAL_STATES = 64  # random states per column of the structural regressor 
 # ones is taken as silent or dependent: URDF angles written as 1.5708 for pi / 2 leave columns
 # about 1e-8 of the others that no motion could determine.
 _RANK_TOL = 1e-6
+# weights of the distance to the description (in the directions no motion sees) against the
+# largest singular value of the weighted data, one solve each (see _consistent)
+_PRIOR_WEIGHTS = (1e-3, 1e-6)
 
 
 class NotExcitedError(AnalysisError):
@@ -66,6 +69,22 @@ class NotExcitedError(AnalysisError):
         super().__init__(message)
         self.joints = tuple(joints)
         self.condition = condition
+
+
+def blas_threads(count=1):
+    """
+    Limit the BLAS libraries' threads within a ``with`` block (when threadpoolctl is installed).
+
+    The factors here are small (about a hundred columns): on two cores shared with other work,
+    BLAS threads contend and every decomposition takes many times longer than on one
+    thread. Without ``threadpoolctl`` this does nothing.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        import contextlib
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=count, user_api='blas')
 
 
 # Inertial parameters and pseudo-inertias -------------------------------------------------------
@@ -811,9 +830,6 @@ def _consistent(layout, Rw, x_prior, scale, max_nfev):
         N, _ = np.linalg.qr(N)
     data = Rw[:, :p]
     s_max = max(np.linalg.norm(data, 2), 1e-300)
-    rho = 1e-4 * s_max
-    A = np.concatenate([data, rho * N.T / scale[None, :]])
-    b = np.concatenate([Rw[:, -1], rho * N.T @ (x_prior / scale)])
     drive = np.arange(n_links, p)
     lower = np.full(len(drive), -np.inf)
     for (term, j), c in layout.drive.items():
@@ -822,7 +838,7 @@ def _consistent(layout, Rw, x_prior, scale, max_nfev):
     own_prior = x_prior[:n_links].reshape(nb, 10) - offsets
     phi0 = np.concatenate([log_cholesky_from_parameters(t) for t in own_prior]) \
         if nb else np.zeros(0)
-    z0 = np.concatenate([phi0, np.maximum(x_prior[drive], lower)])
+    z = np.concatenate([phi0, np.maximum(x_prior[drive], lower)])
 
     def full(z):
         x = np.empty(p)
@@ -835,14 +851,17 @@ def _consistent(layout, Rw, x_prior, scale, max_nfev):
         jac[drive, drive] = 1.0
         return x, jac
 
-    def fun(z):
-        return A @ full(z)[0] - b
-
-    def jac(z):
-        return A @ full(z)[1]
-
-    bounds = (np.concatenate([np.full(n_links, -np.inf), lower]), np.full(len(z0), np.inf))
-    with np.errstate(over='ignore', invalid='ignore'):
-        opt = least_squares(fun, z0, jac=jac, bounds=bounds, method='trf', x_scale='jac',
-                            ftol=1e-15, xtol=1e-15, gtol=1e-15, max_nfev=max_nfev)
+    bounds = (np.concatenate([np.full(n_links, -np.inf), lower]), np.full(len(z), np.inf))
+    # continuation: a strong pull towards the description first settles the directions no
+    # motion sees; a weak one then lets the data decide every direction they see
+    for weight in _PRIOR_WEIGHTS:
+        rho = weight * s_max
+        A = np.concatenate([data, rho * N.T / scale[None, :]])
+        b = np.concatenate([Rw[:, -1], rho * N.T @ (x_prior / scale)])
+        with np.errstate(over='ignore', invalid='ignore'):
+            opt = least_squares(lambda z: A @ full(z)[0] - b, z,
+                                jac=lambda z: A @ full(z)[1], bounds=bounds, method='trf',
+                                x_scale='jac', ftol=1e-15, xtol=1e-15, gtol=1e-15,
+                                max_nfev=max_nfev)
+        z = opt.x
     return full(opt.x)[0], opt
