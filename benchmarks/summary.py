@@ -5,7 +5,8 @@ Every performance target with its figure and verdict, from the benchmarks' JSON 
     python benchmarks/summary.py [--results benchmarks/results] [--write-docs [PATH]]
 
 Reads ``library.json`` (bench_library.py), ``node.json`` (bench_node.py all), ``soak.json``
-(bench_node.py soak), ``bag.json`` (bench_bag.py) and ``start.json`` (bench_start.py); a missing
+(bench_node.py soak), ``bag.json`` (bench_bag.py), ``start.json`` (bench_start.py) and
+``excite.json`` (bench_excite.py); a missing
 file is reported as not measured. Exit code 0 when every target was measured and met.
 
 ``--write-docs`` also replaces what lies between the lines ``<!-- summary:begin -->`` and
@@ -252,6 +253,18 @@ def write_docs(path, text):
         stream.write('\n'.join(lines))
 
 
+def excite_rows(excite):
+    """Rows of ``excite.json`` (bench_excite.py): the excitation design, end to end."""
+    if not excite:
+        return [('excite on the 7-DoF demo arm <= 60 s', '-', None)]
+    return [('excite, %g s on the 7-DoF demo arm <= %g s'
+             % (excite['duration_s'], excite['target_s']),
+             '%.1f s (design %.1f s, %d iterations, condition number %.3g)'
+             % (excite['wall_s'], excite['design_s'], excite['iterations'],
+                excite['condition']),
+             excite['wall_s'] <= excite['target_s'])]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--results', default=os.path.join(HERE, 'results'))
@@ -263,6 +276,7 @@ def main():
     rows = targets(library, load(args.results, 'node.json'),
                    load(args.results, 'soak.json'), load(args.results, 'bag.json'),
                    load(args.results, 'start.json'))
+    rows += excite_rows(load(args.results, 'excite.json'))
     width = max(len(what) for what, _, _ in rows)
     for what, measured, met in rows:
         print('%-*s  %-52s %s' % (width, what, measured, VERDICTS[met]))
