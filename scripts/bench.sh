@@ -2,7 +2,8 @@
 # Set everything up (scripts/setup_env.sh) and run the benchmarks: the library against
 # Pinocchio, the node against a bare rclpy relay (latency, drops, start-up), a soak, the
 # offline bag tool against the bag reader alone, and the excitation design; then print every
-# target with its figure and verdict (benchmarks/summary.py), and write that table into docs/performance.md.
+# target with its figure and verdict (benchmarks/summary.py), and write that table into
+# docs/performance.md.
 #
 #   bash scripts/bench.sh           about 25 minutes (the soak alone takes 10)
 #   bash scripts/bench.sh --quick   about 6 minutes: shorter blocks, a 2-minute soak, a
