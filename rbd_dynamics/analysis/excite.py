@@ -289,10 +289,13 @@ class Excitation:
         condition number of the base regressor stacked along it (see :func:`condition_number`).
     columns
         number of base columns, of all.
-    period, harmonics, coefficients
-        the series: ``coefficients`` ``(nv, 2 L - 2)`` free coefficients.
-    iterations, seconds
-        optimiser iterations and the design's wall time [s].
+    limits
+        the :class:`Limits` it keeps.
+    period, harmonics, coefficients, basis
+        the series: ``coefficients`` ``(nv, 2 L - 2)`` free coefficients of the
+        :class:`FourierBasis` ``basis`` (:meth:`at` evaluates it at any time).
+    iterations, seconds, message
+        optimiser iterations, the design's wall time [s] and the optimiser's last word.
 
     """
 
