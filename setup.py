@@ -27,9 +27,8 @@ setup(
         'xacro': ['xacro'],
         'sim': ['mujoco>=3.0'],
         # python -m rbd_dynamics bag / trajectory / identify: bags without ROS, YAML, the PNG
-        # plot, and SciPy for identify (pivoted QR, least squares with bounds); threadpoolctl
-        # (optional) keeps identify's small decompositions on one BLAS thread
-        'analysis': ['rosbags>=0.10', 'pyyaml', 'matplotlib', 'scipy', 'threadpoolctl'],
+        # plot, and SciPy for identify (pivoted QR, least squares with bounds)
+        'analysis': ['rosbags>=0.10', 'pyyaml', 'matplotlib', 'scipy'],
         'test': ['pytest', 'pytest-xdist', 'hypothesis', 'pin', 'example-robot-data', 'xacro',
                  'urdfdom-py', 'rosbags>=0.10', 'pyyaml', 'matplotlib', 'scipy'],
     },
