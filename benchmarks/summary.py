@@ -88,7 +88,7 @@ def stall_rows(node):
     return rows
 
 
-def targets(library, node, soak, bag=None, start=None):
+def targets(library, node, soak, bag=None, start=None, identify=None):
     """Return the ``(what, measured, met)`` rows; ``met`` is None when the figure is missing."""
     rows = []
     for case, target in (('rnea, 7-DoF arm (panda)', '<= 1.0x pin.rnea'),
@@ -165,6 +165,16 @@ def targets(library, node, soak, bag=None, start=None):
                      bag['rnea_states_per_s'] >= 1e6))
     else:
         rows.append(('bag tool on a one-hour recording', '-', None))
+    if identify:
+        rows.append(('identify, %d states (%.0f min at %g Hz), end to end <= %g s'
+                     % (identify['states'], identify['duration_s'] / 60.0,
+                        identify['rate_hz'], identify['target_s']),
+                     '%.1f s (regressor %.1f s, peak %.0f MB)'
+                     % (identify['wall_s'], identify['stages_s'].get('regressor', 0.0),
+                        identify['peak_rss_mb']),
+                     identify['wall_s'] <= identify['target_s']))
+    else:
+        rows.append(('identify on 10 minutes at 1 kHz <= 60 s', '-', None))
     return rows
 
 
@@ -262,7 +272,7 @@ def main():
     library = load(args.results, 'library.json')
     rows = targets(library, load(args.results, 'node.json'),
                    load(args.results, 'soak.json'), load(args.results, 'bag.json'),
-                   load(args.results, 'start.json'))
+                   load(args.results, 'start.json'), load(args.results, 'identify.json'))
     width = max(len(what) for what, _, _ in rows)
     for what, measured, met in rows:
         print('%-*s  %-52s %s' % (width, what, measured, VERDICTS[met]))
