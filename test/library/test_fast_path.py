@@ -545,7 +545,6 @@ def test_compile_readies_the_batch_kernels(code_model):
     assert code_model.packed is not None
     assert _fast._batch.signatures
     assert _fast._batch_parallel.signatures
-    assert _fast._eom_batch.signatures
     assert _fast._eom_batch_parallel.signatures
 
 
