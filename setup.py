@@ -28,8 +28,8 @@ setup(
         'sim': ['mujoco>=3.0'],
         # python -m rbd_dynamics bag / trajectory / identify / excite: bags without ROS, YAML,
         # the PNG plot, SciPy for identify (pivoted QR, least squares with bounds) and excite
-        # (SLSQP); threadpoolctl keeps their small decompositions on one BLAS thread
-        'analysis': ['rosbags>=0.10', 'pyyaml', 'matplotlib', 'scipy', 'threadpoolctl'],
+        # (SLSQP)
+        'analysis': ['rosbags>=0.10', 'pyyaml', 'matplotlib', 'scipy'],
         'test': ['pytest', 'pytest-xdist', 'hypothesis', 'pin', 'example-robot-data', 'xacro',
                  'urdfdom-py', 'rosbags>=0.10', 'pyyaml', 'matplotlib', 'scipy'],
     },

@@ -44,7 +44,6 @@ ROSDEP_KEY = {
     'sensor_msgs': 'sensor_msgs',
     'std_msgs': 'std_msgs',
     'std_srvs': 'std_srvs',
-    'threadpoolctl': 'python3-threadpoolctl',
     'trajectory_msgs': 'trajectory_msgs',
     'urdf_parser_py': 'urdfdom_py',
     'xacro': 'xacro',

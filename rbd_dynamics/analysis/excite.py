@@ -470,25 +470,12 @@ def design(model, urdf_text, duration=DEFAULT_DURATION, start=None, harmonics=DE
 
     """
     began = time.monotonic()
-    with _one_blas_thread():
+    from .identify import blas_threads
+    # the optimiser's linear algebra is small (a 70 x 70 eigenproblem, a QP of 64 unknowns):
+    # on a loaded 2-core machine OpenBLAS threads made every step fifty times slower
+    with blas_threads(1):
         return _design(model, urdf_text, duration, start, harmonics, period, margin,
                        acceleration, iterations, seed, coulomb_velocity, progress, began)
-
-
-def _one_blas_thread():
-    """
-    Keep BLAS on one thread while designing, where threadpoolctl is installed.
-
-    The optimiser's linear algebra is small (a 70 x 70 eigenproblem, a QP of 64 unknowns);
-    OpenBLAS threads only wait for each other there, and on a loaded machine they made each
-    step fifty times slower.
-    """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        import contextlib
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api='blas')
 
 
 def _design(model, urdf_text, duration, start, harmonics, period, margin, acceleration,

@@ -266,3 +266,20 @@ def test_bad_input_exits_1_and_writes_nothing(bags, bad_bags, case, tmp_path, ca
     assert code == 1, err
     assert expected in err and 'Traceback' not in err
     assert not out.exists() and os.listdir(tmp_path) == []
+
+
+def test_drive_yaml_is_a_node_parameters_file(tmp_path):
+    from rbd_dynamics.analysis.writeback import drive_yaml
+    parameter = pytest.importorskip('rclpy.parameter')
+    path = tmp_path / 'drive.yaml'
+    path.write_text(drive_yaml(['joint1', 'joint2'], [0.5, 1], [0, 2.5], [0.01, 0], 0.02,
+                               ['a note']))
+    values = parameter.parameter_dict_from_yaml_file(str(path), target_nodes=['rbd_dynamics'])
+    # rclpy.parameter.Parameter objects holding rcl_interfaces ParameterValue messages
+    values = {name: p.value for name, p in values.items()}
+    assert list(values['joints'].string_array_value) == ['joint1', 'joint2']
+    # doubles everywhere, as the node declares them (an integer would be refused)
+    assert list(values['drive.viscous'].double_array_value) == [0.5, 1.0]
+    assert list(values['drive.coulomb'].double_array_value) == [0.0, 2.5]
+    assert list(values['drive.armature'].double_array_value) == [0.01, 0.0]
+    assert values['drive.coulomb_velocity'].double_value == 0.02
