@@ -26,10 +26,12 @@ setup(
         'fast': [],  # numba, now a requirement; kept so that `pip install .[fast]` still works
         'xacro': ['xacro'],
         'sim': ['mujoco>=3.0'],
-        # python -m rbd_dynamics bag / trajectory: bags without ROS, YAML, the PNG plot
-        'analysis': ['rosbags>=0.10', 'pyyaml', 'matplotlib'],
+        # python -m rbd_dynamics bag / trajectory / identify / excite: bags without ROS, YAML,
+        # the PNG plot, SciPy for identify (pivoted QR, least squares with bounds) and excite
+        # (SLSQP)
+        'analysis': ['rosbags>=0.10', 'pyyaml', 'matplotlib', 'scipy'],
         'test': ['pytest', 'pytest-xdist', 'hypothesis', 'pin', 'example-robot-data', 'xacro',
-                 'urdfdom-py', 'rosbags>=0.10', 'pyyaml', 'matplotlib'],
+                 'urdfdom-py', 'rosbags>=0.10', 'pyyaml', 'matplotlib', 'scipy'],
     },
     zip_safe=True,
     maintainer='rbd_dynamics maintainers',
@@ -42,6 +44,7 @@ setup(
             'rbd_dynamics_node = rbd_dynamics.ros.node:main',
             'rbd_dynamics_sim = rbd_dynamics.ros.sim_driver:main',
             'rbd_dynamics_trajectory = rbd_dynamics.ros.swings:main',
+            'rbd_dynamics_send = rbd_dynamics.ros.send:main',
         ],
     },
 )

@@ -5,7 +5,8 @@ Every performance target with its figure and verdict, from the benchmarks' JSON 
     python benchmarks/summary.py [--results benchmarks/results] [--write-docs [PATH]]
 
 Reads ``library.json`` (bench_library.py), ``node.json`` (bench_node.py all), ``soak.json``
-(bench_node.py soak), ``bag.json`` (bench_bag.py) and ``start.json`` (bench_start.py); a missing
+(bench_node.py soak), ``bag.json`` (bench_bag.py), ``start.json`` (bench_start.py) and
+``excite.json`` (bench_excite.py); a missing
 file is reported as not measured. Exit code 0 when every target was measured and met.
 
 ``--write-docs`` also replaces what lies between the lines ``<!-- summary:begin -->`` and
@@ -88,7 +89,7 @@ def stall_rows(node):
     return rows
 
 
-def targets(library, node, soak, bag=None, start=None):
+def targets(library, node, soak, bag=None, start=None, identify=None):
     """Return the ``(what, measured, met)`` rows; ``met`` is None when the figure is missing."""
     rows = []
     for case, target in (('rnea, 7-DoF arm (panda)', '<= 1.0x pin.rnea'),
@@ -100,7 +101,15 @@ def targets(library, node, soak, bag=None, start=None):
                          ('rnea batch of 10,000 / state, 7-DoF arm (panda)',
                           '<= 0.5x a loop over pin.rnea'),
                          ('rnea batch of 10,000 / state, 32-DoF humanoid (talos_reduced)',
-                          '<= 0.5x a loop over pin.rnea')):
+                          '<= 0.5x a loop over pin.rnea')) + tuple(
+            ('%s, %s' % (name, robot), target)
+            for name, target in (('mass_matrix', '<= 1.0x pin.crba'),
+                                 ('coriolis_matrix', '<= 1.0x pin.computeCoriolisMatrix'),
+                                 ('jacobian', '<= 1.0x pin.computeFrameJacobian'),
+                                 ('regressor', '<= 1.0x pin.computeJointTorqueRegressor'),
+                                 ('regressor batch of 2,000 / state',
+                                  '<= 0.5x a loop over pin.computeJointTorqueRegressor'))
+            for robot in ('7-DoF arm (panda)', '32-DoF humanoid (talos_reduced)')):
         entry = (library or {}).get(case)
         rows.append(('%s %s' % (case, target),
                      '%.2fx [%.2f-%.2f]' % (entry['ratio'], entry['ratio_spread']['p10'],
@@ -165,6 +174,16 @@ def targets(library, node, soak, bag=None, start=None):
                      bag['rnea_states_per_s'] >= 1e6))
     else:
         rows.append(('bag tool on a one-hour recording', '-', None))
+    if identify:
+        rows.append(('identify, %d states (%.0f min at %g Hz), end to end <= %g s'
+                     % (identify['states'], identify['duration_s'] / 60.0,
+                        identify['rate_hz'], identify['target_s']),
+                     '%.1f s (regressor %.1f s, peak %.0f MB)'
+                     % (identify['wall_s'], identify['stages_s'].get('regressor', 0.0),
+                        identify['peak_rss_mb']),
+                     identify['wall_s'] <= identify['target_s']))
+    else:
+        rows.append(('identify on 10 minutes at 1 kHz <= 60 s', '-', None))
     return rows
 
 
@@ -252,6 +271,18 @@ def write_docs(path, text):
         stream.write('\n'.join(lines))
 
 
+def excite_rows(excite):
+    """Rows of ``excite.json`` (bench_excite.py): the excitation design, end to end."""
+    if not excite:
+        return [('excite on the 7-DoF demo arm <= 60 s', '-', None)]
+    return [('excite, %g s on the 7-DoF demo arm <= %g s'
+             % (excite['duration_s'], excite['target_s']),
+             '%.1f s (design %.1f s, %d iterations, condition number %.3g)'
+             % (excite['wall_s'], excite['design_s'], excite['iterations'],
+                excite['condition']),
+             excite['wall_s'] <= excite['target_s'])]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--results', default=os.path.join(HERE, 'results'))
@@ -262,7 +293,8 @@ def main():
     library = load(args.results, 'library.json')
     rows = targets(library, load(args.results, 'node.json'),
                    load(args.results, 'soak.json'), load(args.results, 'bag.json'),
-                   load(args.results, 'start.json'))
+                   load(args.results, 'start.json'), load(args.results, 'identify.json'))
+    rows += excite_rows(load(args.results, 'excite.json'))
     width = max(len(what) for what, _, _ in rows)
     for what, measured, met in rows:
         print('%-*s  %-52s %s' % (width, what, measured, VERDICTS[met]))

@@ -9,6 +9,8 @@ arguments go to xacro.
 
     python -m rbd_dynamics bag ROBOT BAG ...          torques along a recorded rosbag2
     python -m rbd_dynamics trajectory ROBOT FILE ...  torques along a planned trajectory
+    python -m rbd_dynamics identify ROBOT BAG ...     inertias and drive from recorded efforts
+    python -m rbd_dynamics excite ROBOT ...           an excitation for identification
     python -m rbd_dynamics precompile                 compile the kernels ahead of time
 
 (see ``python -m rbd_dynamics bag --help``; :mod:`rbd_dynamics.analysis`)
@@ -37,6 +39,12 @@ def main(argv=None):
     if argv and argv[0] in ('bag', 'trajectory'):
         from .analysis.cli import main as analysis_main
         return analysis_main(argv)
+    if argv and argv[0] == 'excite':
+        from .analysis.excite_cli import main as excite_main
+        return excite_main(argv[1:])
+    if argv and argv[0] == 'identify':
+        from .analysis.identify_cli import main as identify_main
+        return identify_main(argv[1:])
     if argv and argv[0] == 'precompile':
         from .precompile import main as precompile_main
         return precompile_main(argv[1:])

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Set everything up (scripts/setup_env.sh) and run the benchmarks: the library against
-# Pinocchio, the node against a bare rclpy relay (latency, drops, start-up), a soak, and the
-# offline bag tool against the bag reader alone; then print every target with its figure and
-# verdict (benchmarks/summary.py), and write that table into docs/performance.md.
+# Pinocchio, the node against a bare rclpy relay (latency, drops, start-up), a soak, the
+# offline bag tool against the bag reader alone, identify on a 10-minute recording and the
+# excitation design; then print every target with its figure and verdict
+# (benchmarks/summary.py), and write that table into docs/performance.md.
 #
 #   bash scripts/bench.sh           about 25 minutes (the soak alone takes 10)
 #   bash scripts/bench.sh --quick   about 6 minutes: shorter blocks, a 2-minute soak, a
@@ -26,6 +27,10 @@ py="$venv/bin/python"
 "$py" benchmarks/bench_node.py all "${quick[@]}"
 "$py" benchmarks/bench_node.py soak "${quick[@]}"
 "$py" benchmarks/bench_bag.py "${bag[@]}" --out benchmarks/results/bag.json
+# identify on 10 minutes at 1 kHz (600,000 states), end to end
+"$py" benchmarks/bench_identify.py --duration 600 --out benchmarks/results/identify.json
+# excite on the 7-DoF demo arm, end to end
+"$py" benchmarks/bench_excite.py --out benchmarks/results/excite.json
 # start-up: this environment, and Humble's versions where scripts/test_humble_versions.sh
 # built them
 humble=()

@@ -70,7 +70,7 @@ else
   # Runtime (numpy; numba for the compiled path), simulation (mujoco), plots (matplotlib), the
   # offline analysis (rosbags, pyyaml) and the test references (Pinocchio, example-robot-data
   # URDFs, xacro, urdf_parser_py, the ament linters).
-  "$py" -m pip install "${pip_q[@]}" numpy numba mujoco matplotlib psutil rosbags pyyaml \
+  "$py" -m pip install "${pip_q[@]}" numpy numba mujoco matplotlib psutil rosbags pyyaml scipy \
     pytest pytest-xdist hypothesis flake8 flake8-quotes pin example-robot-data xacro urdfdom-py \
     "ros-$distro-ament-flake8"
   # The ament linters with the flake8 plugins a ROS 2 install gives ament_flake8.

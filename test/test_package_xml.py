@@ -40,6 +40,7 @@ ROSDEP_KEY = {
     'rclpy': 'rclpy',
     'rosbags': 'python3-rosbags-pip',
     'rosgraph_msgs': 'rosgraph_msgs',
+    'scipy': 'python3-scipy',
     'sensor_msgs': 'sensor_msgs',
     'std_msgs': 'std_msgs',
     'std_srvs': 'std_srvs',

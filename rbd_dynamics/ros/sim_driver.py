@@ -2,7 +2,8 @@
 ``rbd_dynamics_sim``: a simulated robot driver on MuJoCo, for closed-loop tests and the demo.
 
 It plays the part of a robot driver with a ros2_control effort ``forward_command_controller``:
-it publishes ``joint_states``, takes ``effort_commands`` (``std_msgs/Float64MultiArray`` in
+it publishes ``joint_states`` (with ``effort`` the motor torque it applies, as a driver
+reports it), takes ``effort_commands`` (``std_msgs/Float64MultiArray`` in
 ``joints`` order) and publishes a wrist force/torque reading as ``geometry_msgs/WrenchStamped``
 in the ``applied_on_robot`` convention (the wrench the links beyond the sensor frame apply on
 the arm, in the sensor frame, about its origin). A scripted push can act on a link.
@@ -12,7 +13,9 @@ damping, friction, limits or contacts unless asked for. With ``lockstep`` the si
 advances one control period per command, so tests are deterministic on a loaded machine;
 otherwise a timer steps it at ``rate``. ``/clock`` carries the simulated time.
 
-What a real arm adds, each off by default so the ideal robot stays the default: the drive
+What a real arm adds, each off by default so the ideal robot stays the default: links that
+differ from the description (``true_arm.*``: mass and inertia scaled, centre of mass moved;
+the node and the tools keep the description as given), the drive
 (viscous and Coulomb friction, rotor inertia: ``drive.*``), effort limits that clamp the
 commands (``effort_limits``), a payload grasped at a given time (``payload.*``), an untared
 force/torque sensor (``wrench_bias``), and a JointTrajectoryController stand-in on an effort
@@ -42,6 +45,7 @@ from ..parsers.urdf import parse_urdf
 from ..resources import demo_urdf_path
 from ..sim import mujoco_model
 from ..sim.joint_trajectory_controller import Pid, Trajectory
+from ..sim.true_arm import changed_description
 
 CONTROLLERS = ('forward_command', 'joint_trajectory')
 DIAGNOSTIC_PERIOD = 1.0  # s, wall clock
@@ -128,6 +132,15 @@ class SimDriver(Node):
         if not urdf:
             with open(p['urdf_file'] or demo_urdf_path()) as stream:
                 urdf = stream.read()
+        if isinstance(urdf, bytes):
+            urdf = urdf.decode('utf-8')
+        if p['true_arm.links']:
+            urdf = changed_description(urdf, p['true_arm.links'], p['true_arm.mass_scale'],
+                                       p['true_arm.com_shift'])
+            self.get_logger().info('the simulated arm differs from its description: links %s '
+                                   '(mass times %s, centre of mass moved by %s m)'
+                                   % (', '.join(p['true_arm.links']), p['true_arm.mass_scale'],
+                                      p['true_arm.com_shift']))
         desc = parse_urdf(urdf)
         mimic = {n: j.mimic for n, j in desc.joints.items() if j.mimic is not None}
         moving = [n for n, j in desc.joints.items() if j.jtype != 'fixed']
@@ -248,6 +261,12 @@ class SimDriver(Node):
         spec = [
             ('robot_description', '', 'URDF text; empty: urdf_file'),
             ('urdf_file', '', 'URDF file; empty: the bundled demo arm'),
+            ('true_arm.links', t.STRING_ARRAY, 'links whose inertials the simulated arm has '
+             'changed from the description (the node keeps its own); empty: none'),
+            ('true_arm.mass_scale', t.DOUBLE_ARRAY, 'true_arm: mass and inertia factor, one or '
+             'per link'),
+            ('true_arm.com_shift', t.DOUBLE_ARRAY, 'true_arm: centre of mass moved by x y z per '
+             'link [m]; empty: not moved'),
             ('joints', t.STRING_ARRAY, 'order of effort_commands; empty: independent joints'),
             ('initial_positions', t.DOUBLE_ARRAY, 'in joints order; empty: zeros'),
             ('gravity', [0.0, 0.0, -9.81], 'gravity in the root link frame [m/s^2]'),

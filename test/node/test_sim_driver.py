@@ -248,3 +248,33 @@ def test_drive_holds_back_the_falling_arm(sims):
         sim.run_until(0.2)
         fallen[drive] = np.abs(positions(sim.states[-1]) - Q0)[:7].max()
     assert fallen[False] > 0.05 and fallen[True] < 0.5 * fallen[False], fallen
+
+
+def test_true_arm_differs_from_its_description(sims, urdf, model):
+    """
+    The simulated arm is its description with the links changed by ``true_arm.*``.
+
+    Commanding the changed arm's own gravity torques holds it at the start pose; the
+    description's let it sag. The joint states report the applied torque as efforts.
+    """
+    from rbd_dynamics.sim.true_arm import changed_description
+    changes = {'true_arm.links': ['link2', 'link4', 'gripper_base'],
+               'true_arm.mass_scale': [1.3, 0.7, 1.25],
+               'true_arm.com_shift': [0.02, 0.0, 0.0, 0.0, 0.0, 0.02, 0.0, 0.01, 0.0]}
+    true_model = rbd.Model.from_urdf(changed_description(
+        urdf, *(changes['true_arm.' + k] for k in ('links', 'mass_scale', 'com_shift'))))
+    assert model.joint_names == tuple(JOINTS)
+    runs = {name: sims('/true_arm_%s' % name, changes,
+                       controller=lambda msg, m=m: rbd.gravity_torques(m, positions(msg)))
+            for name, m in (('true', true_model), ('description', model))}
+    for sim in runs.values():
+        sim.run_until(0.5)
+    drift = {name: np.abs(np.array([positions(m) for m in sim.states]) - Q0)[:, :7].max()
+             for name, sim in runs.items()}
+    assert drift['true'] < 1e-4 and drift['description'] > 1e-2, drift
+    last = runs['true'].states[-1]
+    # the effort of a state is the command applied over the step that led to it
+    previous = positions(runs['true'].states[-2])
+    np.testing.assert_allclose(efforts(last), rbd.gravity_torques(true_model, previous),
+                               atol=1e-9)
+    assert 'the simulated arm differs from its description' in runs['true'].proc.log()

@@ -1,0 +1,138 @@
+"""
+Identified parameters written back: the description with new ``<inertial>`` and a drive file.
+
+**Bodies of several links.** The regressor has ten parameters per *body*: a link with a moving
+joint and every link attached beyond it by fixed joints (a flange, a force/torque sensor, a
+tool). Torques cannot tell which of those links carries the mass, so the written URDF puts
+the whole change on the body's **own link** (the child link of its moving joint) and leaves
+every link beyond the fixed joints as the description has it. The links beyond a wrist
+force/torque sensor therefore keep their description, which is what the sensor's payload
+compensation (``compensate_payload``) uses; if what is wrong is the tool itself, correct the
+tool's link (or declare it as a payload) and identify again. The identification constrains
+the own link's part to be physically consistent, so every written ``<inertial>`` is.
+
+Everything else in the document — joints, limits, names, visuals, collisions, comments,
+other elements — is kept as it is; the ``<inertial>`` of an own link is replaced by one with
+the centre of mass in ``<origin xyz>``, ``rpy="0 0 0"`` and the inertia about the centre of
+mass in the link's axes.
+"""
+
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from . import AnalysisError
+from .identify import rotational_inertia
+
+URDF_NAME = 'identified.urdf'
+DRIVE_NAME = 'drive.yaml'
+NODE_NAME = 'rbd_dynamics'
+
+
+def _number(value):
+    return '%.17g' % float(value)
+
+
+def link_inertial(theta):
+    """
+    Mass, centre of mass and inertia about it of parameters ``(10,)`` about a link's origin.
+
+    Returns
+    -------
+    ``(mass, com (3,), inertia (3, 3))``; a body without mass has its com at the origin.
+
+    """
+    theta = np.asarray(theta, dtype=float)
+    mass = float(theta[0])
+    com = theta[1:4] / mass if mass > 0 else np.zeros(3)
+    inertia = rotational_inertia(theta)
+    # parallel axes: I_origin = I_com + m (|c|^2 1 - c c^T)
+    inertia = inertia - mass * (com @ com * np.eye(3) - np.outer(com, com))
+    return mass, com, inertia
+
+
+def _inertial_element(mass, com, inertia, tail=None):
+    element = ET.Element('inertial')
+    element.text = tail
+    ET.SubElement(element, 'origin', {'xyz': ' '.join(_number(c) for c in com),
+                                      'rpy': '0 0 0'})
+    ET.SubElement(element, 'mass', {'value': _number(mass)})
+    ET.SubElement(element, 'inertia', {
+        'ixx': _number(inertia[0, 0]), 'ixy': _number(inertia[0, 1]),
+        'ixz': _number(inertia[0, 2]), 'iyy': _number(inertia[1, 1]),
+        'iyz': _number(inertia[1, 2]), 'izz': _number(inertia[2, 2])})
+    return element
+
+
+def identified_urdf(text, own_links):
+    """
+    Return the URDF ``text`` with the ``<inertial>`` of some links replaced.
+
+    Parameters
+    ----------
+    text
+        the description (``str`` or ``bytes``; xacro already expanded).
+    own_links
+        ``{link name: (10,) parameters about the link's origin in its axes}``.
+
+    Raises
+    ------
+    AnalysisError
+        the text is not XML, or a link is not in it.
+
+    """
+    parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))
+    try:
+        root = ET.fromstring(text, parser=parser)
+    except ET.ParseError as err:
+        raise AnalysisError('the description is not XML: %s' % err) from None
+    links = {element.get('name'): element for element in root.iter('link')}
+    for name, theta in own_links.items():
+        if name not in links:
+            raise AnalysisError('link %r is not in the description' % name)
+        link = links[name]
+        mass, com, inertia = link_inertial(theta)
+        old = link.find('inertial')
+        # the whitespace before the link's first child is its children's indentation
+        indent = link.text if link.text and not link.text.strip() else '\n    '
+        new = _inertial_element(mass, com, inertia)
+        _indent(new, indent)
+        if old is not None:
+            new.tail = old.tail
+            link[list(link).index(old)] = new
+        else:
+            new.tail = indent if len(link) else indent[:-2] or '\n'
+            link.text = indent
+            link.insert(0, new)
+    body = ET.tostring(root, encoding='unicode')
+    return '<?xml version="1.0"?>\n' + body + '\n'
+
+
+def _indent(element, indent):
+    """Indent ``element``'s children one level deeper than ``indent`` (a newline and spaces)."""
+    inner = indent + '  '
+    element.text = inner
+    for child in element:
+        child.tail = inner
+    element[-1].tail = indent
+
+
+def drive_yaml(joint_names, viscous, coulomb, armature, coulomb_velocity, notes=()):
+    """
+    Return a node parameters file with the identified drive (``--params-file`` as it is).
+
+    ``notes`` are comment lines put at the top (what was identified, the offsets).
+    """
+    def values(array):
+        return '[%s]' % ', '.join(repr(float(v)) for v in array)
+
+    lines = ['# %s' % note for note in notes]
+    lines += ['# Set drive.compensate: true to add the drive torques to ~/feedforward.',
+              '%s:' % NODE_NAME, '  ros__parameters:',
+              '    joints: [%s]' % ', '.join(joint_names),
+              '    drive:',
+              '      viscous: %s' % values(viscous),
+              '      coulomb: %s' % values(coulomb),
+              '      coulomb_velocity: %r' % float(coulomb_velocity),
+              '      armature: %s' % values(armature)]
+    return '\n'.join(lines) + '\n'

@@ -1,0 +1,285 @@
+"""
+Identification: ``python -m rbd_dynamics identify`` and its core (:mod:`.analysis.identify`).
+
+The data are synthetic: efforts of a "true" robot (the demo arm with every link's mass,
+centre of mass and inertia changed, and a drive the description does not have) along sums of
+sinusoids, so the parameters the identification should find are known.
+"""
+
+import os
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+import rbd_dynamics as rbd
+from rbd_dynamics.analysis import identify as idf
+from rbd_dynamics.analysis import identify_cli
+from rbd_dynamics.resources import demo_urdf_path
+
+pytest.importorskip('scipy')
+rosbags = pytest.importorskip('rosbags')
+yaml = pytest.importorskip('yaml')
+
+from support.identification import efforts, joint_limits, Motion, \
+    perturbed_description, write_joint_states  # noqa: E402
+
+OUTPUTS = ('identified.urdf', 'drive.yaml', 'identification.csv', 'identification.png')
+
+
+@pytest.fixture(scope='module')
+def arm():
+    """Return ``(description text, nominal model, true text, true model, joint limits)``."""
+    with open(demo_urdf_path()) as stream:
+        text = stream.read()
+    true_text = perturbed_description(text, seed=1)
+    return (text, rbd.Model.from_urdf(text, compiled=False), true_text,
+            rbd.Model.from_urdf(true_text, compiled=False), joint_limits(text))
+
+
+def true_drive(layout, seed=5):
+    """Draw viscous and Coulomb friction per joint, armature where separable, offsets."""
+    rng = np.random.default_rng(seed)
+    nv = layout.model.nv
+    drive = {'viscous': rng.uniform(0.2, 2.0, nv), 'coulomb': rng.uniform(0.2, 2.0, nv),
+             'armature': np.zeros(nv), 'offset': rng.uniform(-0.3, 0.3, nv)}
+    for term, j in layout.drive:
+        if term == 'armature':
+            drive['armature'][j] = rng.uniform(0.01, 0.1)
+    return drive
+
+
+def test_noise_free_data_give_the_base_parameters_and_a_consistent_model(arm):
+    text, nominal, _, _, limits = arm
+    # links 3 on changed; link1 only where no motion sees it (its inertia about its
+    # horizontal axes): with its izz changed, its described mass and centre of mass could
+    # become inconsistent with the data, and could not stay
+    true_text = perturbed_description(text, seed=1, links=nominal.body_links[2:])
+    root = ET.fromstring(true_text)
+    tensor = root.find("link[@name='link1']/inertial/inertia")
+    for key in ('ixx', 'iyy'):
+        tensor.set(key, '%.17g' % (1.2 * float(tensor.get(key))))
+    true = rbd.Model.from_urdf(ET.tostring(root, encoding='unicode'), compiled=False)
+    layout = idf.Layout(nominal)
+    drive = true_drive(layout)
+    t = np.arange(0.0, 30.0, 0.005)
+    q, qd, qdd = Motion(nominal, limits, seed=3)(t)
+    tau = efforts(true, q, qd, qdd, coulomb_velocity=layout.coulomb_velocity, **drive)
+    x_true = np.zeros(layout.p)
+    x_true[:layout.n_links] = true.inertial_parameters()
+    for (term, j), c in layout.drive.items():
+        x_true[c] = drive[term][j]
+    stack = idf.Stack(layout).add(q, qd, qdd, tau, chunk=1000)
+    result = idf.solve(stack)
+
+    # the base parameters of the weighted least squares fit: exact
+    expected = layout.base_parameters(x_true)
+    assert np.abs(result.base - expected).max() <= 1e-8 * np.abs(expected).max()
+    # the consistent full parameters reproduce them and the torques
+    assert result.base_error < 1e-5
+    assert np.abs(layout.base_parameters(result.x) - expected).max() \
+        < 1e-5 * np.abs(expected).max()
+    # every written link is physically consistent, and so is every body
+    own = np.array(list(result.own_link_parameters().values()))
+    assert (idf.consistency_margin(own) >= 0).all()
+    assert (idf.consistency_margin(result.body_parameters()) >= 0).all()
+    # where no motion can see a parameter, the description's value stays
+    prior = layout.prior()
+    silent = [10 * nominal.body_links.index(link) + idf.PARAMETER_NAMES.index(name)
+              for link, names in result.undetermined.items() for name in names]
+    assert len(silent) >= 9  # link1 turns about a vertical axis: only its izz counts
+    assert (np.abs(result.x[silent] - prior[silent]) <= 1e-4 * layout.scale[silent]).all()
+    assert not np.allclose(x_true[silent], prior[silent])  # not because the truth is there
+    # the identified drive is the true one where it is identified
+    for term in ('viscous', 'coulomb', 'offset'):
+        assert np.allclose(result.drive[term], drive[term], rtol=1e-4, atol=1e-6), term
+
+
+def test_wrong_description_and_unknown_friction_within_one_percent(arm):
+    """Masses +-30 %, centres of mass moved <= 2 cm, friction unknown, 1 % effort noise."""
+    text, nominal, _, true, limits = arm
+    layout = idf.Layout(nominal)
+    rng = np.random.default_rng(7)
+    nv = nominal.nv
+    viscous, coulomb = rng.uniform(0.2, 2.0, nv), rng.uniform(0.2, 2.0, nv)
+    motion = Motion(nominal, limits, seed=4)
+    t = np.arange(0.0, 60.0, 0.004)
+    q, qd, qdd = motion(t)
+    tau = efforts(true, q, qd, qdd, viscous, coulomb)
+    rms = np.sqrt((tau ** 2).mean(axis=0))
+    measured = tau + 0.01 * rms * rng.normal(size=tau.shape)
+    fit = slice(0, 4 * len(t) // 5)
+    stack = idf.Stack(layout).add(q[fit], qd[fit], qdd[fit], measured[fit])
+    result = idf.solve(stack)
+
+    # validation on the held-out fifth, against the efforts without noise
+    held = slice(4 * len(t) // 5, None)
+    truth = tau[held]
+    model = layout.columns(q[held], qd[held], qdd[held]) @ result.x
+    described = layout.columns(q[held], qd[held], qdd[held]) @ layout.prior()
+    rms_torque = np.sqrt((truth ** 2).mean())
+    error = np.sqrt(((model - truth) ** 2).mean())
+    nominal_error = np.sqrt(((described - truth) ** 2).mean())
+    assert error <= 0.01 * rms_torque, (error, rms_torque)
+    assert error * 10 <= nominal_error, (error, nominal_error)
+    own = np.array(list(result.own_link_parameters().values()))
+    assert (idf.consistency_margin(own) >= 0).all()
+
+
+def test_log_cholesky_round_trip_and_jacobian():
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        phi = rng.normal(size=10)
+        theta, jac = idf.log_cholesky_jacobian(phi)
+        assert np.allclose(idf.log_cholesky_from_parameters(theta, floor=0.0), phi)
+        assert idf.consistency_margin(theta) > 0
+        step = 1e-6
+        numeric = np.column_stack([
+            (idf.parameters_from_log_cholesky(phi + step * e)
+             - idf.parameters_from_log_cholesky(phi - step * e)) / (2 * step)
+            for e in np.eye(10)])
+        assert np.allclose(jac, numeric, rtol=1e-6, atol=1e-8)
+
+
+# The command ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope='module')
+def bags(tmp_path_factory, arm):
+    """Record a fit and a validation bag of the true arm, 1 % effort noise."""
+    root = tmp_path_factory.mktemp('identify')
+    text, nominal, true_text, true, limits = arm
+    rng = np.random.default_rng(11)
+    viscous, coulomb = rng.uniform(0.2, 2.0, nominal.nv), rng.uniform(0.2, 2.0, nominal.nv)
+    out = {'viscous': viscous, 'coulomb': coulomb}
+    for name, seed, duration in (('fit', 3, 40.0), ('check', 8, 10.0)):
+        t = np.arange(0.0, duration, 0.004)
+        q, qd, qdd = Motion(nominal, limits, seed=seed)(t)
+        tau = efforts(true, q, qd, qdd, viscous, coulomb)
+        tau += 0.01 * np.sqrt((tau ** 2).mean(axis=0)) * rng.normal(size=tau.shape)
+        out[name] = write_joint_states(root / name, nominal.joint_names, t, q, qd, tau)
+    t = np.arange(0.0, 10.0, 0.004)
+    q, qd, qdd = Motion(nominal, limits, seed=3, joints=['joint4'])(t)
+    out['one joint'] = write_joint_states(root / 'one_joint', nominal.joint_names, t, q, qd,
+                                          efforts(true, q, qd, qdd, viscous, coulomb))
+    return out
+
+
+def test_identify_writes_a_description_urdfdom_reads(arm, bags, tmp_path, capsys):
+    text, nominal, true_text, true, _ = arm
+    out = tmp_path / 'out'
+    code = identify_cli.main([demo_urdf_path(), bags['fit'], '--validate', bags['check'],
+                              '--out', str(out)])
+    stdout, stderr = capsys.readouterr()
+    assert code == 0, stderr
+    assert sorted(os.listdir(out)) == sorted(OUTPUTS)
+    assert 'condition number' in stdout and 'undetermined' in stdout
+    assert 'link1: m mcx mcy mcz ixx ixy ixz iyy iyz' in stdout
+    identified_text = (out / 'identified.urdf').read_text()
+
+    # urdfdom (urdf_parser_py) and Pinocchio read it; joints and other links are unchanged
+    urdf = pytest.importorskip('urdf_parser_py.urdf')
+    robot = urdf.URDF.from_xml_string(identified_text.encode())
+    original = urdf.URDF.from_xml_string(text.encode())
+    assert [j.name for j in robot.joints] == [j.name for j in original.joints]
+    for a, b in zip(robot.joints, original.joints):
+        assert (a.type, a.parent, a.child) == (b.type, b.parent, b.child)
+        assert a.origin.xyz == b.origin.xyz and a.origin.rpy == b.origin.rpy
+        assert (a.limit is None) == (b.limit is None)
+        if a.limit is not None:
+            assert (a.limit.lower, a.limit.upper, a.limit.effort) == \
+                (b.limit.lower, b.limit.upper, b.limit.effort)
+    links = {link.name: link for link in robot.links}
+    for name in ('ft_sensor_link', 'gripper_base', 'base_link'):  # not a body's own link
+        before = {link.name: link for link in original.links}[name].inertial
+        assert links[name].inertial.mass == before.mass
+        assert links[name].inertial.origin.xyz == before.origin.xyz
+    pin = pytest.importorskip('pinocchio')
+    pin.buildModelFromXML(identified_text)
+
+    # the written description predicts the true arm's efforts better than the nominal one
+    identified = rbd.Model.from_urdf(identified_text, compiled=False)
+    assert identified.warnings == ()  # every inertia physically consistent
+    rng = np.random.default_rng(0)
+    q = rng.uniform(-1.0, 1.0, (200, nominal.nv)) * 0.5
+    q[:, -1] = 0.02
+    g_true = rbd.gravity_torques(true, q)
+    error = np.abs(rbd.gravity_torques(identified, q) - g_true).max()
+    assert error * 10 < np.abs(rbd.gravity_torques(nominal, q) - g_true).max()
+
+    # drive.yaml: the node's parameter names, the friction found
+    params = yaml.safe_load((out / 'drive.yaml').read_text())
+    node = params['rbd_dynamics']['ros__parameters']
+    assert node['joints'] == list(nominal.joint_names)
+    assert set(node['drive']) == {'viscous', 'coulomb', 'coulomb_velocity', 'armature'}
+    arm_joints = slice(0, 7)  # the gripper's finger moves little and carries little
+    assert np.allclose(node['drive']['viscous'][arm_joints], bags['viscous'][arm_joints],
+                       rtol=0.1, atol=0.05)
+    assert np.allclose(node['drive']['coulomb'][arm_joints], bags['coulomb'][arm_joints],
+                       rtol=0.1, atol=0.05)
+    header = (out / 'identification.csv').read_text().split('\n', 1)[0].split(',')
+    assert header[:4] == ['time', 'measured.joint1', 'description.joint1',
+                          'identified.joint1']
+
+
+def test_single_joint_motion_exits_3_naming_the_joints(bags, tmp_path, capsys):
+    code = identify_cli.main([demo_urdf_path(), bags['one joint'], '--out', str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 3, err
+    assert 'does not determine the base parameters' in err
+    named = err.split('barely moved:')[1]
+    assert 'joint1' in named and 'joint7' in named and 'joint4,' not in named
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.fixture(scope='module')
+def bad_bags(tmp_path_factory, arm):
+    root = tmp_path_factory.mktemp('bad')
+    nominal = arm[1]
+    t = np.arange(0.0, 1.0, 0.01)
+    q = np.zeros((len(t), nominal.nv))
+    names = list(nominal.joint_names)
+    text_file = root / 'notes.mcap'
+    text_file.write_text('not a bag\n')
+    return {
+        'no efforts': (write_joint_states(root / 'no_effort', names, t, q, q), 'no efforts'),
+        'foreign joints': (write_joint_states(root / 'foreign', names + ['other_joint'], t,
+                                              np.zeros((len(t), 9)), np.zeros((len(t), 9)),
+                                              np.zeros((len(t), 9))), 'other_joint'),
+        'empty': (write_joint_states(root / 'empty', names, t[:0], q[:0], q[:0], q[:0]),
+                  'no messages'),
+        'unreadable': (str(text_file), 'not a readable rosbag2'),
+        'another robot': (write_joint_states(root / 'other_robot', ['a', 'b'], t,
+                                             np.zeros((len(t), 2)), np.zeros((len(t), 2)),
+                                             np.zeros((len(t), 2))), 'a, b'),
+    }
+
+
+@pytest.mark.parametrize('case', ['no efforts', 'foreign joints', 'empty', 'unreadable',
+                                  'another robot'])
+def test_bad_input_exits_1_and_writes_nothing(bags, bad_bags, case, tmp_path, capsys):
+    bag, expected = bad_bags[case]
+    out = tmp_path / 'out'
+    args = [demo_urdf_path(), bags['fit'], '--validate', bag] if case == 'another robot' \
+        else [demo_urdf_path(), bag]
+    code = identify_cli.main(args + ['--out', str(out)])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert expected in err and 'Traceback' not in err
+    assert not out.exists() and os.listdir(tmp_path) == []
+
+
+def test_drive_yaml_is_a_node_parameters_file(tmp_path):
+    from rbd_dynamics.analysis.writeback import drive_yaml
+    parameter = pytest.importorskip('rclpy.parameter')
+    path = tmp_path / 'drive.yaml'
+    path.write_text(drive_yaml(['joint1', 'joint2'], [0.5, 1], [0, 2.5], [0.01, 0], 0.02,
+                               ['a note']))
+    values = parameter.parameter_dict_from_yaml_file(str(path), target_nodes=['rbd_dynamics'])
+    # rclpy.parameter.Parameter objects holding rcl_interfaces ParameterValue messages
+    values = {name: p.value for name, p in values.items()}
+    assert list(values['joints'].string_array_value) == ['joint1', 'joint2']
+    # doubles everywhere, as the node declares them (an integer would be refused)
+    assert list(values['drive.viscous'].double_array_value) == [0.5, 1.0]
+    assert list(values['drive.coulomb'].double_array_value) == [0.0, 2.5]
+    assert list(values['drive.armature'].double_array_value) == [0.01, 0.0]
+    assert values['drive.coulomb_velocity'].double_value == 0.02
