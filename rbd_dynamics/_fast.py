@@ -1,5 +1,7 @@
 """
-Compiled RNEA: the algorithm of :mod:`rbd_dynamics.dynamics` on a packed model, with numba.
+Compiled RNEA and equations of motion: the reference algorithms on a packed model, with numba.
+
+The reference implementations are :mod:`rbd_dynamics.dynamics` and :mod:`rbd_dynamics.eom`.
 
 The reference implementation multiplies 6x6 matrices; here each transform is kept as a rotation
 ``E`` and a translation ``r`` (``X = rot(E) xlt(r)``), inertias as mass, first moment ``h = m c``
@@ -18,6 +20,11 @@ and the inertias once, and into external forces and returned body forces at the 
 Static states have their own kernel: with zero velocity and acceleration every angular
 acceleration is zero, so the forward pass carries only the linear acceleration.
 
+The equations of motion (mass matrix, Coriolis matrix, regressor) work in world (root link)
+coordinates instead, as Pinocchio does: there the motion subspace column of a joint is the same
+for every body beyond it and composite inertias are plain sums, so each entry is a dot product
+(see the kernels' section). The Jacobian walks from its link to the root in link coordinates.
+
 Packed layout: one float64 array ``blob`` per model (offsets computed by :class:`PackedModel`).
 It starts with integers, stored as int64 bit patterns: their count, a header ``[nb, nqf, nvf,
 nq, nv]``, per body ``[parent, jtype, q_start, v_start]``, ``q_src`` (nqf), ``v_src`` (nvf) and
@@ -34,7 +41,13 @@ the ``len(REGIONS) + 1`` offsets of the float regions, which are (in the order o
 - subspace ``(nvf, 6)``: motion subspace columns of multi-DoF joints;
 - scratch: ``qf`` (nqf), ``vf``, ``af``, ``tauf`` (nvf each);
 - zero_v: ``nv`` zeros;
-- spare: ``nv`` torques that :func:`body_force1` computes and nobody reads.
+- spare: ``nv`` torques that :func:`body_force1` computes and nobody reads;
+- pose ``(nb, POSE_FLOATS)``: the equations of motion's workspace per body, in world (root
+  link) coordinates: pose, velocity, composite inertia and composite ``B``;
+- column ``(nvf, COLUMN_FLOATS)``: the motion subspace columns in world coordinates and their
+  rates of change;
+- links ``(number of links, LINK_FLOATS)``: each link's body and its frame in the packed body
+  coordinates (for :func:`jacobian1`), in the order of ``model.link_names``.
 
 Per-body data sits in 2-D arrays read with constant column indices: numba then has no negative
 index to correct on each access, which halves the cost of a body. One argument for the whole
@@ -42,9 +55,11 @@ model keeps a call short: each array argument costs the call some time. Every co
 here is built without numba's reference-counting runtime (they only read and write arrays they
 are given), which makes passing an array much cheaper still. The single-state entry points check
 sizes themselves and return a status, :data:`OK` or :data:`BAD_SIZES`; after :func:`warm_up`
-the callers reach the compiled code through the packed model's ``rnea1``, ``gravity1`` and
-``body_force1`` (the :data:`ENTRY` functions) directly, without numba's type dispatch, so they
-pass only what :func:`single_state_forces` accepts.
+the callers reach the compiled code through the packed model's ``rnea1``, ``gravity1``,
+``body_force1``, ``mass1``, ``coriolis1``, ``jacobian1`` and ``regressor1`` (the :data:`ENTRY`
+functions) directly, without numba's type dispatch, so they pass only what
+:func:`single_state_forces` accepts (the equations of motion: float64 vectors and a writable
+C-contiguous float64 result, :mod:`rbd_dynamics.eom` checks them).
 
 :func:`decode` is the one reader of this layout: :class:`PackedModel` names its views with it,
 and the kernels (where it is compiled inline) read the model through the :class:`Layout` it
@@ -113,7 +128,8 @@ BI_PARENT, BI_JTYPE, BI_Q_START, BI_V_START = range(4)
 BODY_INTS = 4
 # The float regions, in blob order; the integers end with the len(REGIONS) + 1 offsets that
 # bound them.
-REGIONS = ('maps', 'body', 'inertia', 'work', 'subspace', 'scratch', 'zero_v', 'spare')
+REGIONS = ('maps', 'body', 'inertia', 'work', 'subspace', 'scratch', 'zero_v', 'spare', 'pose',
+           'column', 'links')
 N_OFFSETS = len(REGIONS) + 1
 R_MAPS = REGIONS.index('maps')
 R_BODY = REGIONS.index('body')
@@ -123,19 +139,36 @@ R_SUBSPACE = REGIONS.index('subspace')
 R_SCRATCH = REGIONS.index('scratch')
 R_ZERO_V = REGIONS.index('zero_v')
 R_SPARE = REGIONS.index('spare')
+R_POSE = REGIONS.index('pose')
+R_COLUMN = REGIONS.index('column')
+R_LINKS = REGIONS.index('links')
 # maps: gravity (3), then q_mult, q_off (nqf each), v_mult (nvf)
 MAP_GRAVITY = 0
 MAP_Q_MULT = 3
 # body columns: tree rotation Et (row-major) and translation rt, S of 1-DoF joints, axes of
-# multi-DoF joints
-B_ET, B_RT, B_SA, B_SL, B_AXIS, B_E1, B_E2 = 0, 9, 12, 13, 14, 17, 20
-BODY_FLOATS = 23
+# multi-DoF joints, the rotation Q (row-major) from packed to model body coordinates
+B_ET, B_RT, B_SA, B_SL, B_AXIS, B_E1, B_E2, B_Q = 0, 9, 12, 13, 14, 17, 20, 23
+BODY_FLOATS = 32
 # inertia columns: mass, h = m c, rotational inertia about the origin (xx, xy, xz, yy, yz, zz)
 IN_MASS, IN_H, IN_ROT = 0, 1, 4
 INERTIA_FLOATS = 10
 # work columns: E (row-major), r, velocity w and v, acceleration (angular, linear), force n, f
 W_E, W_R, W_W, W_V, W_AW, W_AL, W_N, W_F = 0, 9, 12, 15, 18, 21, 24, 27
 WORK_FLOATS = 30
+# pose columns (equations of motion, world coordinates): E0 (row-major, world -> packed body
+# axes), r0 (body origin), velocity w and v, composite inertia (the inertia columns: mass, h,
+# rotational inertia about the world origin) and composite B (6x6, row-major)
+P_E0, P_R0, P_W, P_V, P_IC, P_BC = 0, 9, 12, 15, 18, 28
+POSE_FLOATS = 64
+# column columns: a joint's motion subspace column S and its rate of change, world coordinates
+C_S, C_SD = 0, 6
+COLUMN_FLOATS = 12
+# links columns: the body of the link (-1: the base), then the transform from packed body
+# coordinates to the link's, E (row-major) and r
+L_BODY, L_E, L_R = 0, 1, 10
+LINK_FLOATS = 13
+# what an equations-of-motion batch computes
+EOM_MASS, EOM_CORIOLIS, EOM_JACOBIAN, EOM_REGRESSOR = range(4)
 MODE_FULL = 0
 MODE_STATIC = 1
 #: Status of the single-state entry points: done.
@@ -151,7 +184,8 @@ SWAP = np.block([[np.zeros((3, 3)), _EYE3], [_EYE3, np.zeros((3, 3))]])
 #: The named views of a blob (see :func:`decode`).
 Layout = collections.namedtuple('Layout', (
     'header', 'body_ints', 'q_src', 'v_src', 'gravity', 'q_mult', 'q_off', 'v_mult', 'body',
-    'inertia', 'work', 'subspace', 'qf', 'vf', 'af', 'tauf', 'zero_v', 'spare'))
+    'inertia', 'work', 'subspace', 'qf', 'vf', 'af', 'tauf', 'zero_v', 'spare', 'pose', 'column',
+    'links'))
 
 
 def decode(blob):
@@ -183,7 +217,11 @@ def decode(blob):
         scratch[:nqf], scratch[nqf:nqf + nvf], scratch[nqf + nvf:nqf + 2 * nvf],
         scratch[nqf + 2 * nvf:nqf + 3 * nvf],
         blob[ints[o + R_ZERO_V]:ints[o + R_ZERO_V + 1]],
-        blob[ints[o + R_SPARE]:ints[o + R_SPARE + 1]])
+        blob[ints[o + R_SPARE]:ints[o + R_SPARE + 1]],
+        blob[ints[o + R_POSE]:ints[o + R_POSE + 1]].reshape((nb, POSE_FLOATS)),
+        blob[ints[o + R_COLUMN]:ints[o + R_COLUMN + 1]].reshape((nvf, COLUMN_FLOATS)),
+        blob[ints[o + R_LINKS]:ints[o + R_LINKS + 1]].reshape(
+            ((ints[o + R_LINKS + 1] - ints[o + R_LINKS]) // LINK_FLOATS, LINK_FLOATS)))
 
 
 def z_to_axis(axis):
@@ -229,17 +267,23 @@ class PackedModel:
         the ``(nb, 6, 6)`` inertias packed into ``blob`` (model body coordinates).
     link_body
         the model's link -> body map (for :func:`single_state_forces`).
-    rnea1, gravity1, body_force1
+    rnea1, gravity1, body_force1, mass1, coriolis1, jacobian1, regressor1
         the single-state entry points (:data:`ENTRY`), ``None`` until :meth:`bind_entry_points`
         (which :func:`warm_up` calls); they return :data:`OK` or :data:`BAD_SIZES`.
+    link_index
+        link -> its row in the ``links`` region (the ``link`` of :func:`jacobian1`).
+    square_shape, jacobian_shape, regressor_shape
+        the shapes of one state's ``M`` and ``C``, ``J`` and ``Y``.
 
     """
 
     # Slots: the single-state calls read a few attributes around a microsecond of kernel, and
     # a slot is the quickest attribute there is.
     __slots__ = ('nb', 'nqf', 'nvf', 'nq', 'nv', 'rotation', 'link_body', 'link_wrench_to_body',
-                 'blob', 'layout', 'source_inertia', 'zero_fext', 'rnea1', 'gravity1',
-                 'body_force1') + Layout._fields
+                 'link_index', 'blob', 'layout', 'source_inertia', 'zero_fext', 'rnea1',
+                 'gravity1', 'body_force1', 'mass1', 'coriolis1', 'jacobian1',
+                 'regressor1', 'square_shape', 'jacobian_shape',
+                 'regressor_shape') + Layout._fields
 
     def __init__(self, model, inertia=None):
         """
@@ -265,6 +309,7 @@ class PackedModel:
             # rot(Q_i^T) rot(E) xlt(r) rot(Q_p) = rot(Q_i^T E Q_p) xlt(Q_p^T r)
             body[i, B_ET:B_ET + 9] = (rotation[i].T @ E @ Qp).reshape(9)
             body[i, B_RT:B_RT + 3] = Qp.T @ r
+            body[i, B_Q:B_Q + 9] = rotation[i].reshape(9)
             code = codes[i]
             if code <= ONE_DOF:
                 body[i, B_SA] = 0.0 if code == JT_PRISMATIC else 1.0
@@ -280,6 +325,19 @@ class PackedModel:
         self.link_wrench_to_body = {
             link: _rot6(rotation[b].T) @ model.link_force_to_body[link] @ SWAP
             for link, b in model.link_body.items() if b >= 0}
+        self.link_index = {link: k for k, link in enumerate(model.link_names)}
+        links = np.zeros((len(model.link_names), LINK_FLOATS))
+        for k, link in enumerate(model.link_names):
+            b = model.link_body[link]
+            links[k, L_BODY] = b
+            if b >= 0:
+                # link_X_packed = rot(E) xlt(r) rot(Q) = rot(E Q) xlt(Q^T r)
+                X = model.link_X[link]
+                E = X[:3, :3]
+                rx = -E.T @ X[3:, :3]
+                r = np.array((rx[2, 1], rx[0, 2], rx[1, 0]))
+                links[k, L_E:L_E + 9] = (E @ rotation[b]).reshape(9)
+                links[k, L_R:L_R + 3] = rotation[b].T @ r
 
         header = np.zeros(HEADER, dtype=np.int64)
         header[[H_NB, H_NQF, H_NVF, H_NQ, H_NV]] = nb, nqf, nvf, model.nq, model.nv
@@ -289,7 +347,9 @@ class PackedModel:
         ints = np.concatenate((header, body_ints.reshape(-1), model.q_src, model.v_src))
         sizes = {'maps': MAP_Q_MULT + 2 * nqf + nvf, 'body': BODY_FLOATS * nb,
                  'inertia': INERTIA_FLOATS * nb, 'work': WORK_FLOATS * nb, 'subspace': 6 * nvf,
-                 'scratch': nqf + 3 * nvf, 'zero_v': model.nv, 'spare': model.nv}
+                 'scratch': nqf + 3 * nvf, 'zero_v': model.nv, 'spare': model.nv,
+                 'pose': POSE_FLOATS * nb, 'column': COLUMN_FLOATS * nvf,
+                 'links': LINK_FLOATS * len(links)}
         # The whole model lives in one float64 array (the integers as the bit patterns of
         # int64 at its start), so a call passes a single model argument.
         n_ints = len(ints) + N_OFFSETS
@@ -303,16 +363,26 @@ class PackedModel:
         self.q_off[...] = model.q_off
         self.v_mult[...] = model.v_mult
         self.body[...] = body
+        self.links[...] = links
         self.inertia[...] = self.pack_inertia(inertia)
         self.source_inertia = inertia
         self.zero_fext = np.zeros((nb, 6))
         self.rnea1 = self.gravity1 = self.body_force1 = None
+        self.mass1 = self.coriolis1 = self.jacobian1 = self.regressor1 = None
+        # the shapes of the equations of motion's single-state results
+        self.square_shape = (model.nv, model.nv)
+        self.jacobian_shape = (6, model.nv)
+        self.regressor_shape = (model.nv, INERTIA_FLOATS * nb)
 
     def bind_entry_points(self):
         """Take the compiled single-state entry points of :data:`ENTRY` (after warm_up)."""
         self.rnea1 = ENTRY['rnea1']
         self.gravity1 = ENTRY['gravity1']
         self.body_force1 = ENTRY['body_force1']
+        self.mass1 = ENTRY['mass1']
+        self.coriolis1 = ENTRY['coriolis1']
+        self.jacobian1 = ENTRY['jacobian1']
+        self.regressor1 = ENTRY['regressor1']
 
     def _views(self):
         """Name the views of ``blob``: ``layout`` and an attribute for each of its fields."""
@@ -691,41 +761,51 @@ if AVAILABLE:
         al = (al[0] + w[1] * dl + v[1] * dw, al[1] - w[0] * dl - v[0] * dw, al[2] + sl * qdd)
         return (w[0], w[1], w[2] + dw), (v[0], v[1], v[2] + dl), aw, al
 
+    @_kernel(inline='always')
+    def _body_motion(layout, i, E, r, nj):
+        """
+        Store and return body ``i``'s velocity and acceleration (RNEA forward pass, Table 5.1).
+
+        From its parent's (gravity as the base's acceleration ``-a_g``), body coordinates.
+        """
+        bi, body, wb, vf, af = layout.body_ints, layout.body, layout.work, layout.vf, layout.af
+        g = layout.gravity
+        zero = (0.0, 0.0, 0.0)
+        p = bi[i, BI_PARENT]
+        vi = bi[i, BI_V_START]
+        if p < 0:  # the base: v = 0, a = -a_g
+            pw, pv, paw, pal = zero, zero, zero, (-g[0], -g[1], -g[2])
+        else:
+            pw, pv = _row3(wb, p, W_W), _row3(wb, p, W_V)
+            paw, pal = _row3(wb, p, W_AW), _row3(wb, p, W_AL)
+        w, v = _motion_transform(E, r, pw, pv)
+        aw, al = _motion_transform(E, r, paw, pal)
+        if bi[i, BI_JTYPE] <= ONE_DOF:
+            w, v, aw, al = _add_one_dof_motion(body, i, w, v, aw, al, vf[vi], af[vi])
+        else:
+            vjw, vjl = _subspace_product(layout.subspace, vi, nj, vf)
+            ajw, ajl = _subspace_product(layout.subspace, vi, nj, af)
+            if bi[i, BI_JTYPE] == JT_PLANAR:
+                # cJ = -(axis theta_dot) x vJ_linear (apparent derivative of S in C)
+                ajl = _sub(ajl, _scale(vf[vi + 2], _cross(_row3(body, i, B_AXIS), vjl)))
+            w, v = _add(w, vjw), _add(v, vjl)
+            cw, cl = _motion_cross(w, v, vjw, vjl)
+            aw, al = _add(_add(aw, ajw), cw), _add(_add(al, ajl), cl)
+        _put3(wb, i, W_W, w)
+        _put3(wb, i, W_V, v)
+        _put3(wb, i, W_AW, aw)
+        _put3(wb, i, W_AL, al)
+        return w, v, aw, al
+
     @_kernel()
     def _rnea_state(layout, q, qd, qdd, fext, tau):
         """RNEA for one state; body forces stay in the work rows (columns ``W_N``, ``W_F``)."""
-        bi, body, inertia, wb = layout.body_ints, layout.body, layout.inertia, layout.work
-        vf, af = layout.vf, layout.af
-        g = layout.gravity
-        zero = (0.0, 0.0, 0.0)
+        inertia, wb = layout.inertia, layout.work
         _positions(layout, q)
         _rates(layout, qd, qdd)
         for i in range(layout.header[H_NB]):
-            p = bi[i, BI_PARENT]
-            vi = bi[i, BI_V_START]
-            if p < 0:  # the base: v = 0, a = -a_g
-                pw, pv, paw, pal = zero, zero, zero, (-g[0], -g[1], -g[2])
-            else:
-                pw, pv = _row3(wb, p, W_W), _row3(wb, p, W_V)
-                paw, pal = _row3(wb, p, W_AW), _row3(wb, p, W_AL)
             E, r, nj = _joint_transform(layout, i)
-            w, v = _motion_transform(E, r, pw, pv)
-            aw, al = _motion_transform(E, r, paw, pal)
-            if bi[i, BI_JTYPE] <= ONE_DOF:
-                w, v, aw, al = _add_one_dof_motion(body, i, w, v, aw, al, vf[vi], af[vi])
-            else:
-                vjw, vjl = _subspace_product(layout.subspace, vi, nj, vf)
-                ajw, ajl = _subspace_product(layout.subspace, vi, nj, af)
-                if bi[i, BI_JTYPE] == JT_PLANAR:
-                    # cJ = -(axis theta_dot) x vJ_linear (apparent derivative of S in C)
-                    ajl = _sub(ajl, _scale(vf[vi + 2], _cross(_row3(body, i, B_AXIS), vjl)))
-                w, v = _add(w, vjw), _add(v, vjl)
-                cw, cl = _motion_cross(w, v, vjw, vjl)
-                aw, al = _add(_add(aw, ajw), cw), _add(_add(al, ajl), cl)
-            _put3(wb, i, W_W, w)
-            _put3(wb, i, W_V, v)
-            _put3(wb, i, W_AW, aw)
-            _put3(wb, i, W_AL, al)
+            w, v, aw, al = _body_motion(layout, i, E, r, nj)
             # f = I a + v x* I v - f_ext (Eq. 5.9)
             n, f = _inertia_product(inertia, i, aw, al)
             mw, mv = _inertia_product(inertia, i, w, v)
@@ -864,13 +944,525 @@ if AVAILABLE:
             for s in range(c * size, min(count, (c + 1) * size)):
                 _batch_state(layout, q, qd, qdd, fext, tau, mode, s)
 
+    # The equations of motion, one state at a time, in world (root link) coordinates: there a
+    # joint's column S_j is the same for every body beyond it, composite inertias are sums,
+    # and each entry of M, C and Y is a dot product of a column with a composite quantity
+    # (the world-frame forms of Featherstone's CRBA, Table 6.2, and of the factorisation of
+    # Echeandia & Wensing, J. Comput. Nonlinear Dyn. 2021, as Pinocchio computes them). Every
+    # state kernel reads the coordinates from qf, vf, af and adds its result into ``out`` with
+    # the mimic map (``out`` in independent coordinates: M = G^T Mf G, C = G^T Cf G,
+    # J = Jf G, Y = G^T Yf).
+
+    @_kernel(inline='always')
+    def _dofs(jt):
+        """Return the number of velocities of a joint type."""
+        if jt <= ONE_DOF:
+            return 1
+        return 6 if jt == JT_FLOATING else 3
+
+    @_kernel(inline='always')
+    def _matmul_t(A, B):
+        """Return the 3x3 product ``A^T B`` (row-major, flat)."""
+        return (A[0] * B[0] + A[3] * B[3] + A[6] * B[6],
+                A[0] * B[1] + A[3] * B[4] + A[6] * B[7],
+                A[0] * B[2] + A[3] * B[5] + A[6] * B[8],
+                A[1] * B[0] + A[4] * B[3] + A[7] * B[6],
+                A[1] * B[1] + A[4] * B[4] + A[7] * B[7],
+                A[1] * B[2] + A[4] * B[5] + A[7] * B[8],
+                A[2] * B[0] + A[5] * B[3] + A[8] * B[6],
+                A[2] * B[1] + A[5] * B[4] + A[8] * B[7],
+                A[2] * B[2] + A[5] * B[5] + A[8] * B[8])
+
+    @_kernel(inline='always')
+    def _skew(x):
+        """``[x]x``: the 3x3 matrix of ``x`` cross (row-major, flat)."""
+        return (0.0, -x[2], x[1], x[2], 0.0, -x[0], -x[1], x[0], 0.0)
+
+    @_kernel(inline='always')
+    def _madd(A, B):
+        return (A[0] + B[0], A[1] + B[1], A[2] + B[2], A[3] + B[3], A[4] + B[4], A[5] + B[5],
+                A[6] + B[6], A[7] + B[7], A[8] + B[8])
+
+    @_kernel(inline='always')
+    def _mscale(s, A):
+        return (s * A[0], s * A[1], s * A[2], s * A[3], s * A[4], s * A[5], s * A[6], s * A[7],
+                s * A[8])
+
+    @_kernel(inline='always')
+    def _dot6(aw, av, bw, bv):
+        """Return the product of a motion and a force (two 6-vectors): ``a . b``."""
+        return (aw[0] * bw[0] + aw[1] * bw[1] + aw[2] * bw[2] + av[0] * bv[0] + av[1] * bv[1]
+                + av[2] * bv[2])
+
+    @_kernel(inline='always')
+    def _row6_dot(a, i, col, w, v):
+        """``a[i, col:col + 6] . [w; v]``."""
+        return (a[i, col] * w[0] + a[i, col + 1] * w[1] + a[i, col + 2] * w[2]
+                + a[i, col + 3] * v[0] + a[i, col + 4] * v[1] + a[i, col + 5] * v[2])
+
+    @_kernel(inline='always')
+    def _inertia_product_at(a, i, col, w, v):
+        """:func:`_inertia_product` of the inertia in the columns ``col...`` of ``a``."""
+        m = a[i, col + IN_MASS]
+        h = _row3(a, i, col + IN_H)
+        o = col + IN_ROT
+        xx, xy, xz, yy, yz, zz = a[i, o], a[i, o + 1], a[i, o + 2], a[i, o + 3], a[i, o + 4], \
+            a[i, o + 5]
+        ibar_w = (xx * w[0] + xy * w[1] + xz * w[2], xy * w[0] + yy * w[1] + yz * w[2],
+                  xz * w[0] + yz * w[1] + zz * w[2])
+        return _add(ibar_w, _cross(h, v)), _sub(_scale(m, v), _cross(h, w))
+
+    @_kernel(inline='always')
+    def _matrix6_product(a, i, col, w, v):
+        """Multiply ``[w; v]`` by the 6x6 matrix in the columns ``col...`` of ``a`` (row-major)."""
+        return ((_row6_dot(a, i, col, w, v), _row6_dot(a, i, col + 6, w, v),
+                 _row6_dot(a, i, col + 12, w, v)),
+                (_row6_dot(a, i, col + 18, w, v), _row6_dot(a, i, col + 24, w, v),
+                 _row6_dot(a, i, col + 30, w, v)))
+
+    @_kernel(inline='always')
+    def _matrix6_t_product(a, i, col, w, v):
+        """Multiply ``[w; v]`` by the transpose of the 6x6 matrix in the columns ``col...``."""
+        x = (w[0], w[1], w[2], v[0], v[1], v[2])
+        y0 = y1 = y2 = y3 = y4 = y5 = 0.0
+        for r in range(6):
+            k = col + 6 * r
+            y0 += a[i, k] * x[r]
+            y1 += a[i, k + 1] * x[r]
+            y2 += a[i, k + 2] * x[r]
+            y3 += a[i, k + 3] * x[r]
+            y4 += a[i, k + 4] * x[r]
+            y5 += a[i, k + 5] * x[r]
+        return (y0, y1, y2), (y3, y4, y5)
+
+    @_kernel(inline='always')
+    def _packed_column(layout, i, jt, k):
+        """Column ``k`` of body ``i``'s motion subspace, packed body coordinates."""
+        if jt <= ONE_DOF:
+            return (0.0, 0.0, layout.body[i, B_SA]), (0.0, 0.0, layout.body[i, B_SL])
+        return _row3(layout.subspace, k, 0), _row3(layout.subspace, k, 3)
+
+    @_kernel(inline='always')
+    def _world_pose(layout, i, E, r, jt, nj):
+        """
+        Store body ``i``'s pose and its joint's columns in world coordinates; return the pose.
+
+        After the parent's: ``0_X_i^-1`` from ``E0 = E E0_parent``, ``r0 = r0_parent +
+        E0_parent^T r``; a column ``(w, v)`` of the body is ``(E0^T w, E0^T v + r0 x E0^T w)``.
+        """
+        pose, col = layout.pose, layout.column
+        p = layout.body_ints[i, BI_PARENT]
+        if p < 0:
+            E0, r0 = E, r
+        else:
+            Ep = _row9(pose, p, P_E0)
+            E0 = _matmul(E, Ep)
+            r0 = _add(_row3(pose, p, P_R0), _rotate_t(Ep, r))
+        _put9(pose, i, P_E0, E0)
+        _put3(pose, i, P_R0, r0)
+        vs = layout.body_ints[i, BI_V_START]
+        if jt <= ONE_DOF:  # S = [0 0 sa 0 0 sl]: the body's z axis in world coordinates
+            z = (E0[6], E0[7], E0[8])
+            ww = _scale(layout.body[i, B_SA], z)
+            _put3(col, vs, C_S, ww)
+            _put3(col, vs, C_S + 3, _add(_scale(layout.body[i, B_SL], z), _cross(r0, ww)))
+        else:
+            for k in range(vs, vs + nj):
+                ww = _rotate_t(E0, _row3(layout.subspace, k, 0))
+                _put3(col, k, C_S, ww)
+                _put3(col, k, C_S + 3, _add(_rotate_t(E0, _row3(layout.subspace, k, 3)),
+                                            _cross(r0, ww)))
+        return E0, r0
+
+    @_kernel(inline='always')
+    def _world_inertia(layout, i, E0, r0):
+        """
+        Store body ``i``'s inertia in world coordinates as its composite inertia's start.
+
+        Rotated, ``h' = E0^T h`` and ``Ibar' = E0^T Ibar E0``; moved from the body origin
+        ``p = r0`` to the world origin, ``h = h' + m p`` and ``Ibar = Ibar' + (2 h'.p + m p.p)
+        1 - (h' p^T + p h'^T + m p p^T)`` (the second moment of mass grows by the bracket).
+        """
+        inertia, pose = layout.inertia, layout.pose
+        m = inertia[i, IN_MASS]
+        h = _rotate_t(E0, _row3(inertia, i, IN_H))
+        o = IN_ROT
+        xx, xy, xz, yy, yz, zz = inertia[i, o], inertia[i, o + 1], inertia[i, o + 2], \
+            inertia[i, o + 3], inertia[i, o + 4], inertia[i, o + 5]
+        R = _matmul_t(E0, _matmul((xx, xy, xz, xy, yy, yz, xz, yz, zz), E0))
+        p = r0
+        t = 2.0 * _dot(h, p) + m * _dot(p, p)
+        mp = _scale(m, p)
+        pose[i, P_IC + IN_MASS] = m
+        _put3(pose, i, P_IC + IN_H, _add(h, mp))
+        o = P_IC + IN_ROT
+        pose[i, o] = R[0] + t - 2.0 * h[0] * p[0] - mp[0] * p[0]
+        pose[i, o + 1] = R[1] - h[0] * p[1] - p[0] * h[1] - mp[0] * p[1]
+        pose[i, o + 2] = R[2] - h[0] * p[2] - p[0] * h[2] - mp[0] * p[2]
+        pose[i, o + 3] = R[4] + t - 2.0 * h[1] * p[1] - mp[1] * p[1]
+        pose[i, o + 4] = R[5] - h[1] * p[2] - p[1] * h[2] - mp[1] * p[2]
+        pose[i, o + 5] = R[8] + t - 2.0 * h[2] * p[2] - mp[2] * p[2]
+
+    @_kernel(inline='always')
+    def _world_b(pose, i, w, v):
+        """
+        Store ``B`` of body ``i`` in world coordinates (inertia, velocity ``w``, ``v``).
+
+        Echeandia & Wensing's ``B = (v x* I - I v x + crf_bar(I v)) / 2`` in world coordinates
+        (Pinocchio's form; in body coordinates ``+ I v x``), with ``crf_bar(g) u = u x* g``:
+        ``B v = v x* I v`` and ``B + B^T = v x* I - I v x``, the rate of change of the world
+        inertia. In blocks, with ``W = [w]x``, ``V = [v]x``, ``H = [h]x`` and ``I v = (n, f)``:
+        ``B11 = (W Ibar - Ibar W - V H - H V - [n]x) / 2``, ``B12 = (W H - H W + m V - [f]x)
+        / 2``, ``B21 = (H W - W H - m V - [f]x) / 2``, ``B22 = 0``.
+        """
+        m = pose[i, P_IC + IN_MASS]
+        h = _row3(pose, i, P_IC + IN_H)
+        o = P_IC + IN_ROT
+        Ib = (pose[i, o], pose[i, o + 1], pose[i, o + 2], pose[i, o + 1], pose[i, o + 3],
+              pose[i, o + 4], pose[i, o + 2], pose[i, o + 4], pose[i, o + 5])
+        n, f = _inertia_product_at(pose, i, P_IC, w, v)
+        W, V, H = _skew(w), _skew(v), _skew(h)
+        WH_HW = _madd(_matmul(W, H), _mscale(-1.0, _matmul(H, W)))
+        mV = _mscale(m, V)
+        F = _skew(f)
+        B11 = _mscale(0.5, _madd(_madd(_matmul(W, Ib), _mscale(-1.0, _matmul(Ib, W))),
+                                 _mscale(-1.0, _madd(_madd(_matmul(V, H), _matmul(H, V)),
+                                                     _skew(n)))))
+        B12 = _mscale(0.5, _madd(_madd(WH_HW, mV), _mscale(-1.0, F)))
+        B21 = _mscale(-0.5, _madd(_madd(WH_HW, mV), F))
+        for r in range(3):
+            for c in range(3):
+                pose[i, P_BC + 6 * r + c] = B11[3 * r + c]
+                pose[i, P_BC + 6 * r + 3 + c] = B12[3 * r + c]
+                pose[i, P_BC + 18 + 6 * r + c] = B21[3 * r + c]
+                pose[i, P_BC + 21 + 6 * r + c] = 0.0
+
+    @_kernel(inline='always')
+    def _add_pair(out, src, mult, a, c, value):
+        """Add ``value`` at full ``(a, c)`` and, for ``a != c``, at ``(c, a)``, folded."""
+        x = mult[a] * mult[c] * value
+        out[src[a], src[c]] += x
+        if a != c:
+            out[src[c], src[a]] += x
+
+    @_kernel(inline='always')
+    def _zero(out):
+        for r in range(out.shape[0]):
+            for c in range(out.shape[1]):
+                out[r, c] = 0.0
+
+    @_kernel(inline='always')
+    def _accumulate(pose, bi, nb, col, size):
+        """Add the columns ``col:col + size`` of every body's pose row into its parent's."""
+        for i in range(nb - 1, -1, -1):
+            p = bi[i, BI_PARENT]
+            if p >= 0:
+                for k in range(col, col + size):
+                    pose[p, k] += pose[i, k]
+
+    @_kernel()
+    def _mass_state(layout, out):
+        """
+        Compute ``M`` of the positions in ``qf`` into ``out`` ``(nv, nv)``.
+
+        CRBA in world coordinates: ``Ic_i`` is the sum of the world inertias beyond body
+        ``i``, and for a column ``a`` of body ``i`` and ``c`` of ``i`` or an ancestor,
+        ``Mf[a, c] = (Ic_i s_a) . s_c``.
+        """
+        bi, pose, col = layout.body_ints, layout.pose, layout.column
+        nb = layout.header[H_NB]
+        for i in range(nb):
+            E, r, nj = _joint_transform(layout, i)
+            E0, r0 = _world_pose(layout, i, E, r, bi[i, BI_JTYPE], nj)
+            _world_inertia(layout, i, E0, r0)
+        _accumulate(pose, bi, nb, P_IC, INERTIA_FLOATS)
+        _zero(out)
+        src, mult = layout.v_src, layout.v_mult
+        for i in range(nb):
+            vs = bi[i, BI_V_START]
+            nj = _dofs(bi[i, BI_JTYPE])
+            for a in range(vs, vs + nj):
+                uw, uv = _inertia_product_at(pose, i, P_IC, _row3(col, a, C_S),
+                                             _row3(col, a, C_S + 3))
+                for c in range(vs, a + 1):
+                    _add_pair(out, src, mult, a, c, _dot6(uw, uv, _row3(col, c, C_S),
+                                                          _row3(col, c, C_S + 3)))
+                j = bi[i, BI_PARENT]
+                while j >= 0:
+                    js = bi[j, BI_V_START]
+                    for c in range(js, js + _dofs(bi[j, BI_JTYPE])):
+                        _add_pair(out, src, mult, a, c, _dot6(uw, uv, _row3(col, c, C_S),
+                                                              _row3(col, c, C_S + 3)))
+                    j = bi[j, BI_PARENT]
+
+    @_kernel()
+    def _coriolis_state(layout, out):
+        """
+        Compute ``C`` of the state in ``qf``, ``vf`` into ``out`` ``(nv, nv)``.
+
+        In world coordinates, with body velocities ``v_i``, columns ``s`` and their rates
+        ``sd = v_i x s`` (plus the planar joint's own), the composites ``Ic`` and ``Bc`` of the
+        bodies beyond body ``i`` (see :func:`_world_b`): for columns ``a`` of body ``i`` and
+        ``c`` of ``i`` or an ancestor, ``Cf[a, c] = (Ic s_a) . sd_c + (Bc^T s_a) . s_c``, and
+        for ``c`` of an ancestor also ``Cf[c, a] = s_c . (Ic sd_a + Bc s_a)``.
+        """
+        bi, body, pose, col, vf = (layout.body_ints, layout.body, layout.pose, layout.column,
+                                   layout.vf)
+        nb = layout.header[H_NB]
+        zero = (0.0, 0.0, 0.0)
+        for i in range(nb):
+            jt = bi[i, BI_JTYPE]
+            E, r, nj = _joint_transform(layout, i)
+            E0, r0 = _world_pose(layout, i, E, r, jt, nj)
+            p = bi[i, BI_PARENT]
+            w, v = (zero, zero) if p < 0 else (_row3(pose, p, P_W), _row3(pose, p, P_V))
+            vs = bi[i, BI_V_START]
+            for k in range(vs, vs + nj):
+                w = _add(w, _scale(vf[k], _row3(col, k, C_S)))
+                v = _add(v, _scale(vf[k], _row3(col, k, C_S + 3)))
+            _put3(pose, i, P_W, w)
+            _put3(pose, i, P_V, v)
+            for k in range(vs, vs + nj):
+                dw, dv = _motion_cross(w, v, _row3(col, k, C_S), _row3(col, k, C_S + 3))
+                if jt == JT_PLANAR and k < vs + 2:
+                    # the planar joint's S turns with theta: d/dt S_lin = -(axis theta_dot) x S_lin
+                    turn = _scale(-vf[vs + 2], _cross(_row3(body, i, B_AXIS),
+                                                      _row3(layout.subspace, k, 3)))
+                    dv = _add(dv, _rotate_t(E0, turn))
+                _put3(col, k, C_SD, dw)
+                _put3(col, k, C_SD + 3, dv)
+            _world_inertia(layout, i, E0, r0)
+            _world_b(pose, i, w, v)
+        _accumulate(pose, bi, nb, P_IC, INERTIA_FLOATS + 36)
+        _zero(out)
+        src, mult = layout.v_src, layout.v_mult
+        for i in range(nb):
+            vs = bi[i, BI_V_START]
+            nj = _dofs(bi[i, BI_JTYPE])
+            for a in range(vs, vs + nj):
+                sw, sv = _row3(col, a, C_S), _row3(col, a, C_S + 3)
+                uw, uv = _inertia_product_at(pose, i, P_IC, sw, sv)
+                bw, bv = _matrix6_t_product(pose, i, P_BC, sw, sv)
+                zw, zv = _matrix6_product(pose, i, P_BC, sw, sv)
+                dw, dv = _inertia_product_at(pose, i, P_IC, _row3(col, a, C_SD),
+                                             _row3(col, a, C_SD + 3))
+                zw, zv = _add(zw, dw), _add(zv, dv)
+                for c in range(vs, vs + nj):
+                    value = (_dot6(uw, uv, _row3(col, c, C_SD), _row3(col, c, C_SD + 3))
+                             + _dot6(bw, bv, _row3(col, c, C_S), _row3(col, c, C_S + 3)))
+                    out[src[a], src[c]] += mult[a] * mult[c] * value
+                j = bi[i, BI_PARENT]
+                while j >= 0:
+                    js = bi[j, BI_V_START]
+                    for c in range(js, js + _dofs(bi[j, BI_JTYPE])):
+                        cw, cv = _row3(col, c, C_S), _row3(col, c, C_S + 3)
+                        m = mult[a] * mult[c]
+                        out[src[a], src[c]] += m * (
+                            _dot6(uw, uv, _row3(col, c, C_SD), _row3(col, c, C_SD + 3))
+                            + _dot6(bw, bv, cw, cv))
+                        out[src[c], src[a]] += m * _dot6(cw, cv, zw, zv)
+                    j = bi[j, BI_PARENT]
+
+    @_kernel(inline='always')
+    def _parameter_force(p, w, v):
+        """Column ``p`` of ``A(u)`` with ``I u = A(u) pi`` for ``u = (w, v)`` (Eq. 2.63)."""
+        zero = (0.0, 0.0, 0.0)
+        if p == 0:  # m
+            return zero, v
+        if p <= 3:  # h along axis p - 1: (e x v, w x e)
+            e = (1.0 if p == 1 else 0.0, 1.0 if p == 2 else 0.0, 1.0 if p == 3 else 0.0)
+            return _cross(e, v), _cross(w, e)
+        if p == 4:  # ixx
+            return (w[0], 0.0, 0.0), zero
+        if p == 5:  # ixy
+            return (w[1], w[0], 0.0), zero
+        if p == 6:  # ixz
+            return (w[2], 0.0, w[0]), zero
+        if p == 7:  # iyy
+            return (0.0, w[1], 0.0), zero
+        if p == 8:  # iyz
+            return (0.0, w[2], w[1]), zero
+        return (0.0, 0.0, w[2]), zero  # izz
+
+    @_kernel()
+    def _regressor_state(layout, out):
+        """
+        Compute ``Y`` of the state in ``qf``, ``vf``, ``af`` into ``out`` ``(nv, 10 nb)``.
+
+        Body ``i``'s force ``f_i = I_i a_i + v_i x* I_i v_i`` is linear in its parameters
+        (model body coordinates: the packed motion turned by ``Q``); each of the ten columns
+        goes to world coordinates, and ``Yf[a, 10 i + p]`` is its product with the world
+        column ``s_a`` of every joint from the root to body ``i``.
+        """
+        bi, body, pose, col = layout.body_ints, layout.body, layout.pose, layout.column
+        nb = layout.header[H_NB]
+        for i in range(nb):
+            E, r, nj = _joint_transform(layout, i)
+            _body_motion(layout, i, E, r, nj)
+            _world_pose(layout, i, E, r, bi[i, BI_JTYPE], nj)
+        _zero(out)
+        src, mult, wb = layout.v_src, layout.v_mult, layout.work
+        for i in range(nb):
+            Q = _row9(body, i, B_Q)
+            to_model = _matmul(Q, _row9(pose, i, P_E0))  # world -> model body axes
+            r0 = _row3(pose, i, P_R0)
+            w, v = _rotate(Q, _row3(wb, i, W_W)), _rotate(Q, _row3(wb, i, W_V))
+            aw, al = _rotate(Q, _row3(wb, i, W_AW)), _rotate(Q, _row3(wb, i, W_AL))
+            for p in range(INERTIA_FLOATS):
+                n, f = _parameter_force(p, aw, al)
+                pn, pf = _parameter_force(p, w, v)
+                cn, cf = _force_cross(w, v, pn, pf)
+                fw = _rotate_t(to_model, _add(f, cf))
+                nw = _add(_rotate_t(to_model, _add(n, cn)), _cross(r0, fw))
+                c = INERTIA_FLOATS * i + p
+                j = i
+                while j >= 0:
+                    js = bi[j, BI_V_START]
+                    for a in range(js, js + _dofs(bi[j, BI_JTYPE])):
+                        out[src[a], c] += mult[a] * _dot6(_row3(col, a, C_S),
+                                                          _row3(col, a, C_S + 3), nw, fw)
+                    j = bi[j, BI_PARENT]
+
+    @_kernel()
+    def _jacobian_state(layout, link, local, out):
+        """
+        Compute the Jacobian of ``link`` at the positions in ``qf`` into ``out`` ``(6, nv)``.
+
+        Walks from the link's body to the root with ``X = link_X_j``: the column of joint
+        ``j`` is ``X S_j``, in link coordinates (``local``); turned by ``E^T`` of
+        ``link_X_root`` for world axes. Linear rows first.
+        """
+        bi, links = layout.body_ints, layout.links
+        _zero(out)
+        b = np.int64(links[link, L_BODY])
+        if b < 0:
+            return
+        E = _row9(links, link, L_E)
+        r = _row3(links, link, L_R)
+        src, mult = layout.v_src, layout.v_mult
+        j = b
+        while j >= 0:
+            jt = bi[j, BI_JTYPE]
+            if jt <= ONE_DOF:
+                Ej, rj = _one_dof_transform(layout.body, j, jt, layout.qf[bi[j, BI_Q_START]])
+                nj = 1
+            else:
+                Ej, rj, nj = _multi_dof_transform(layout.body, layout.subspace, j, jt,
+                                                  layout.qf, bi[j, BI_Q_START],
+                                                  bi[j, BI_V_START])
+            vs = bi[j, BI_V_START]
+            for k in range(vs, vs + nj):
+                sw, sv = _packed_column(layout, j, jt, k)
+                w, v = _motion_transform(E, r, sw, sv)
+                m = mult[k]
+                for row in range(3):
+                    out[row, src[k]] += m * v[row]
+                    out[3 + row, src[k]] += m * w[row]
+            # link_X_parent = link_X_j j_X_parent: rot(E Ej) xlt(Ej^T r + rj)
+            r = _add(_rotate_t(Ej, r), rj)
+            E = _matmul(E, Ej)
+            j = bi[j, BI_PARENT]
+        if not local:  # E: root -> link axes
+            for c in range(out.shape[1]):
+                v = _rotate_t(E, (out[0, c], out[1, c], out[2, c]))
+                w = _rotate_t(E, (out[3, c], out[4, c], out[5, c]))
+                for row in range(3):
+                    out[row, c] = v[row]
+                    out[3 + row, c] = w[row]
+
+    @_kernel()
+    def mass1(blob, q, out):
+        """``M`` of one state into ``out``: :data:`OK`, or :data:`BAD_SIZES` (nothing done)."""
+        layout = _decode(blob)
+        hdr = layout.header
+        nv = hdr[H_NV]
+        if q.shape[0] != hdr[H_NQ] or out.shape[0] != nv or out.shape[1] != nv:
+            return BAD_SIZES
+        _positions(layout, q)
+        _mass_state(layout, out)
+        return OK
+
+    @_kernel()
+    def coriolis1(blob, q, qd, out):
+        """``C`` of one state into ``out``: :data:`OK` or :data:`BAD_SIZES`."""
+        layout = _decode(blob)
+        hdr = layout.header
+        nv = hdr[H_NV]
+        if q.shape[0] != hdr[H_NQ] or qd.shape[0] != nv or out.shape[0] != nv or \
+                out.shape[1] != nv:
+            return BAD_SIZES
+        _positions(layout, q)
+        _rates(layout, qd, qd)
+        _coriolis_state(layout, out)
+        return OK
+
+    @_kernel()
+    def jacobian1(blob, q, link, local, out):
+        """Compute the Jacobian of link number ``link``: :data:`OK` or :data:`BAD_SIZES`."""
+        layout = _decode(blob)
+        hdr = layout.header
+        if q.shape[0] != hdr[H_NQ] or out.shape[0] != 6 or out.shape[1] != hdr[H_NV] or \
+                not 0 <= link < layout.links.shape[0]:
+            return BAD_SIZES
+        _positions(layout, q)
+        _jacobian_state(layout, link, local, out)
+        return OK
+
+    @_kernel()
+    def regressor1(blob, q, qd, qdd, out):
+        """``Y`` of one state into ``out``: :data:`OK` or :data:`BAD_SIZES`."""
+        layout = _decode(blob)
+        hdr = layout.header
+        nv = hdr[H_NV]
+        if q.shape[0] != hdr[H_NQ] or qd.shape[0] != nv or qdd.shape[0] != nv or \
+                out.shape[0] != nv or out.shape[1] != INERTIA_FLOATS * hdr[H_NB]:
+            return BAD_SIZES
+        _positions(layout, q)
+        _rates(layout, qd, qdd)
+        _regressor_state(layout, out)
+        return OK
+
+    @_kernel(inline='always')
+    def _eom_batch_state(layout, what, q, qd, qdd, link, local, out, s):
+        """State ``s`` of an equations-of-motion batch (``what``: an ``EOM_`` code)."""
+        _positions(layout, q[s])
+        if what == EOM_MASS:
+            _mass_state(layout, out[s])
+        elif what == EOM_CORIOLIS:
+            _rates(layout, qd[s], qd[s])
+            _coriolis_state(layout, out[s])
+        elif what == EOM_JACOBIAN:
+            _jacobian_state(layout, link, local, out[s])
+        else:
+            _rates(layout, qd[s], qdd[s])
+            _regressor_state(layout, out[s])
+
+    @_kernel()
+    def _eom_batch(blob, what, q, qd, qdd, link, local, out):
+        """Run an equations-of-motion state kernel over ``q (B, nq)`` into ``out (B, ., .)``."""
+        layout = _decode(blob)
+        for s in range(q.shape[0]):
+            _eom_batch_state(layout, what, q, qd, qdd, link, local, out, s)
+
+    @_kernel(parallel=True)
+    def _eom_batch_parallel(blobs, what, q, qd, qdd, link, local, out):
+        """Run :func:`_eom_batch` in ranges on numba's threads, a blob copy per range."""
+        count = q.shape[0]
+        chunks = blobs.shape[0]
+        size = (count + chunks - 1) // chunks
+        for c in prange(chunks):
+            layout = _decode(blobs[c])
+            for s in range(c * size, min(count, (c + 1) * size)):
+                _eom_batch_state(layout, what, q, qd, qdd, link, local, out, s)
+
 #: Batches at least this large are spread over numba's threads (all cores by default; set
 #: NUMBA_NUM_THREADS to limit them).
 PARALLEL_BATCH = 256
 
-#: The single-state entry points (``rnea1``, ``gravity1``, ``body_force1``) as the callers
-#: reach them after :func:`warm_up`: the compiled code itself where numba exposes it, else the
-#: numba dispatchers. Only inputs that :func:`single_state_forces` accepts may reach them.
+#: The single-state entry points (``rnea1``, ``gravity1``, ``body_force1``, ``mass1``,
+#: ``coriolis1``, ``jacobian1``, ``regressor1``) as the callers reach them after
+#: :func:`warm_up`: the compiled code itself where numba exposes it, else the numba
+#: dispatchers. Only inputs that :func:`single_state_forces` accepts may reach them.
 ENTRY = {}
 
 
@@ -889,8 +1481,26 @@ def rnea_batch(packed, q, qd, qdd, fext, tau, mode=MODE_FULL):
         _batch(packed.blob.copy(), q, qd, qdd, fext, tau, mode)
 
 
+def eom_batch(packed, what, q, qd, qdd, link, local, out):
+    """
+    Run an equations-of-motion kernel on a batch (``what``: an ``EOM_`` code).
+
+    ``q``, ``qd``, ``qdd``: contiguous, writable ``(B, n)`` float64 arrays (``qd``, ``qdd``
+    any such array where unused); ``link``, ``local``: the link number and frame of
+    :data:`EOM_JACOBIAN`; ``out`` ``(B, rows, columns)`` contiguous receives the results. Like
+    :func:`rnea_batch`, on copies of the workspace.
+    """
+    threads = numba.get_num_threads()
+    if threads > 1 and q.shape[0] >= PARALLEL_BATCH:
+        _eom_batch_parallel(np.tile(packed.blob, (threads, 1)), what, q, qd, qdd, link, local,
+                            out)
+    else:
+        _eom_batch(packed.blob.copy(), what, q, qd, qdd, link, local, out)
+
+
 #: The steps of :func:`warm_up`, in order, as its ``progress`` callback names them.
-WARM_UP_STEPS = ('rnea1', 'gravity1', 'body_force1', 'batch', 'parallel batch')
+WARM_UP_STEPS = ('rnea1', 'gravity1', 'body_force1', 'mass1', 'coriolis1', 'jacobian1',
+                 'regressor1', 'batch', 'parallel batch')
 
 
 def warm_up(packed, progress=None):
@@ -924,11 +1534,16 @@ def warm_up(packed, progress=None):
     vec = types.float64[::1]
     any_vec = types.Array(types.float64, 1, 'A', readonly=True)  # q, qd, qdd: only read
     forces = types.float64[:, ::1]
+    matrix = types.float64[:, ::1]
     signatures = {
         'rnea1': (rnea1, (vec, any_vec, any_vec, any_vec, forces, vec)),
         'gravity1': (gravity1, (vec, any_vec, forces, vec)),
         'body_force1': (body_force1, (vec, any_vec, any_vec, any_vec, forces, types.boolean,
                                       types.int64, vec)),
+        'mass1': (mass1, (vec, any_vec, matrix)),
+        'coriolis1': (coriolis1, (vec, any_vec, any_vec, matrix)),
+        'jacobian1': (jacobian1, (vec, any_vec, types.int64, types.boolean, matrix)),
+        'regressor1': (regressor1, (vec, any_vec, any_vec, any_vec, matrix)),
     }
     for name, (dispatcher, signature) in signatures.items():
         step(name)
@@ -942,7 +1557,8 @@ def warm_up(packed, progress=None):
     # disk cache they have no signature in this process, and the batch kernels come from the
     # cache too; freezing them then would leave a batch kernel compiled later nothing to
     # call: numba's TypingError.)
-    for kernel in (_rnea_state, _static_state):
+    for kernel in (_rnea_state, _static_state, _mass_state, _coriolis_state, _jacobian_state,
+                   _regressor_state):
         if kernel.signatures:
             kernel.disable_compile()
     packed.bind_entry_points()
@@ -953,6 +1569,14 @@ def warm_up(packed, progress=None):
     if packed.rnea1(packed.blob, q, zero, zero, fext, tau) != OK or \
             packed.gravity1(packed.blob, q, fext, tau) != OK:
         raise RuntimeError('the compiled kernels refused a neutral state')
+    nv, width = packed.nv, INERTIA_FLOATS * packed.nb
+    outs = {EOM_MASS: (nv, nv), EOM_CORIOLIS: (nv, nv), EOM_JACOBIAN: (6, nv),
+            EOM_REGRESSOR: (nv, width)}
+    if packed.mass1(packed.blob, q, np.empty(outs[EOM_MASS])) != OK or \
+            packed.coriolis1(packed.blob, q, zero, np.empty(outs[EOM_CORIOLIS])) != OK or \
+            packed.jacobian1(packed.blob, q, 0, False, np.empty(outs[EOM_JACOBIAN])) != OK or \
+            packed.regressor1(packed.blob, q, zero, zero, np.empty(outs[EOM_REGRESSOR])) != OK:
+        raise RuntimeError('the compiled equations of motion refused a neutral state')
     # The batch kernels, on two states of the same arrays _compiled_batch passes.
     q = np.tile(q, (2, 1))
     zero = np.zeros((2, packed.nv))
@@ -961,11 +1585,17 @@ def warm_up(packed, progress=None):
     step('batch')
     for mode in (MODE_FULL, MODE_STATIC):
         _batch(packed.blob.copy(), q, zero, zero, fext, tau, mode)
+    results = {what: np.empty((2,) + shape) for what, shape in outs.items()}
+    for what, out in results.items():
+        _eom_batch(packed.blob.copy(), what, q, zero, zero, 0, False, out)
     step('parallel batch')
     for mode in (MODE_FULL, MODE_STATIC):
         _batch_parallel(np.tile(packed.blob, (2, 1)), q, zero, zero, fext, tau, mode)
-    if not np.all(np.isfinite(tau)):
-        raise RuntimeError('the compiled batch kernels gave non-finite torques at a neutral '
+    for what, out in results.items():
+        _eom_batch_parallel(np.tile(packed.blob, (2, 1)), what, q, zero, zero, 0, False, out)
+    if not np.all(np.isfinite(tau)) or \
+            not all(np.all(np.isfinite(out)) for out in results.values()):
+        raise RuntimeError('the compiled batch kernels gave non-finite results at a neutral '
                            'state')
 
 

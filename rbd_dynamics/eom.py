@@ -2,7 +2,11 @@
 The equations of motion term by term: ``M(q) qdd + C(q, qd) qd + g(q) = tau``.
 
 NumPy reference implementations, batched over any leading dimensions like
-:func:`~rbd_dynamics.rnea`:
+:func:`~rbd_dynamics.rnea`, which hand states to the compiled path
+(:mod:`rbd_dynamics._fast`, the same algorithms in world coordinates) when the model has one,
+as :func:`~rbd_dynamics.rnea` does: a single state of float64 vectors goes straight to a
+compiled entry point, everything else takes the general way, which converts, validates and
+reports errors. Both paths give the same numbers:
 
 - :func:`mass_matrix`: the composite-rigid-body algorithm (Featherstone Table 6.2);
 - :func:`coriolis_matrix`: the factorisation of Echeandia & Wensing (2021), the one Pinocchio's
@@ -24,6 +28,7 @@ root to ``i`` (Eq. 3.6 in Featherstone's chapter 3, written per body).
 
 import numpy as np
 
+from . import dynamics
 from .dynamics import _batch, _prepare, forward_pass, full_positions, full_velocities
 from .joints import jcalc
 from .spatial import skew
@@ -32,6 +37,63 @@ from .spatial import skew
 _CHUNK_FLOATS = 4_000_000
 
 _FRAMES = ('world', 'local')
+
+_F8 = np.dtype(np.float64)
+#: ``np.empty`` as a global of this module (see :mod:`rbd_dynamics.dynamics`).
+_empty = np.empty
+
+
+_ndarray = np.ndarray
+
+
+def _fits(out, shape):
+    """
+    Tell whether ``out`` may receive a result of ``shape`` from a compiled entry point.
+
+    A writable C-contiguous float64 ndarray of that shape (the entry points skip numba's type
+    checks).
+    """
+    return (out.__class__ is _ndarray and out.dtype is _F8 and out.shape == shape
+            and out.flags.c_contiguous and out.flags.writeable)
+
+
+def _checked_out(out, shape):
+    """Return ``out`` when it can take a result of ``shape``; ``ValueError`` otherwise."""
+    if not (isinstance(out, np.ndarray) and out.dtype == _F8 and out.shape == shape
+            and out.flags.c_contiguous and out.flags.writeable):
+        raise ValueError('out must be a writable C-contiguous float64 array of shape %s, got %s'
+                         % (shape, 'shape %s, dtype %s' % (out.shape, out.dtype)
+                            if isinstance(out, np.ndarray) else type(out).__name__))
+    return out
+
+
+def _compiled(packed, what, q, qd, qdd, shape, out, link=0, local=False):
+    """
+    Run the compiled batch kernel ``what`` on checked ``(B, n)`` arrays.
+
+    Returns ``(B,) + shape`` results: in ``out`` (checked, any batch shape) when given.
+    """
+    count = q.shape[0]
+    result = _empty((count,) + shape) if out is None else out.reshape((count,) + shape)
+    q = np.require(q, np.float64, ('C', 'W'))
+    qd = q if qd is None else np.require(qd, np.float64, ('C', 'W'))
+    qdd = q if qdd is None else np.require(qdd, np.float64, ('C', 'W'))
+    dynamics._fast.eom_batch(packed, what, q, qd, qdd, link, local, result)
+    return out if out is not None else result
+
+
+def _count(shape):
+    """Return the number of states of a result ``shape`` (its last two axes are one state's)."""
+    return int(np.prod(shape[:-2], dtype=np.int64))
+
+
+def _result(result, out, shape):
+    """Return ``result`` with its batch ``shape``, in ``out`` when given."""
+    if out is None:
+        return result.reshape(shape)
+    if result is not out:
+        out[...] = result.reshape(shape)
+    return out
 
 
 # Shared pieces --------------------------------------------------------------------------------
@@ -96,7 +158,7 @@ def _crf_bar(f):
 
 # The mass matrix ----------------------------------------------------------------------------
 
-def mass_matrix(model, q):
+def mass_matrix(model, q, out=None):
     """
     Joint-space inertia matrix by the composite-rigid-body algorithm (Table 6.2).
 
@@ -106,6 +168,9 @@ def mass_matrix(model, q):
         the model (its payloads count).
     q
         ``(nq,)`` or ``(..., nq)`` joint positions.
+    out
+        ``None``, or a writable C-contiguous float64 array of the result's shape to write it
+        into (saves the allocation of a single-state call).
 
     Returns
     -------
@@ -116,14 +181,37 @@ def mass_matrix(model, q):
     Raises
     ------
     ValueError
-        ``q`` has the wrong size (the message names the expected size).
+        ``q`` has the wrong size (the message names the expected size), or ``out`` does not
+        fit.
 
     """
-    inertia = model.runtime.inertia
+    runtime = model.runtime
+    packed = runtime.packed
+    if packed is not None and q.__class__ is _ndarray and q.dtype is _F8 and q.ndim == 1:
+        if out is None:
+            M = _empty(packed.square_shape)
+        elif _fits(out, packed.square_shape):
+            M = out
+        else:
+            M = None
+        if M is not None and packed.mass1(packed.blob, q, M) == dynamics.OK:
+            return M
     q = _batch('q', q, model.nq)
-    shape = q.shape[:-1]
-    count = int(np.prod(shape, dtype=np.int64))
-    qf = full_positions(model, q.reshape(count, model.nq))
+    shape = q.shape[:-1] + (model.nv, model.nv)
+    q = q.reshape(_count(shape), model.nq)
+    if out is not None:
+        _checked_out(out, shape)
+    if packed is not None:
+        M = _compiled(packed, dynamics._fast.EOM_MASS, q, None, None, shape[-2:], out)
+    else:
+        M = mass_matrix_reference(model, q, runtime.inertia)
+    return _result(M, out, shape)
+
+
+def mass_matrix_reference(model, q, inertia):
+    """``M`` ``(B, nv, nv)`` of checked ``(B, nq)`` positions on the NumPy path."""
+    count = q.shape[0]
+    qf = full_positions(model, q)
     Xup, S, _, _, _ = forward_pass(model, qf)
     nb = model.nb
     # composite inertias, accumulated from the leaves: Ic_p += p_X_i^* Ic_i i_X_p
@@ -146,8 +234,7 @@ def mass_matrix(model, q):
             Mf[:, bj, bi] = np.swapaxes(Mf[:, bi, bj], -1, -2)
     M = _fold_matrix(model, Mf)
     # exactly symmetric (a multi-DoF joint's block and the mimic fold round either side apart)
-    M = 0.5 * (M + np.swapaxes(M, -1, -2))
-    return M.reshape(shape + (model.nv, model.nv))
+    return 0.5 * (M + np.swapaxes(M, -1, -2))
 
 
 def _fold_matrix(model, Af):
@@ -158,7 +245,7 @@ def _fold_matrix(model, Af):
 
 # The Coriolis matrix --------------------------------------------------------------------------
 
-def coriolis_matrix(model, q, qd):
+def coriolis_matrix(model, q, qd, out=None):
     """
     Coriolis and centrifugal matrix ``C(q, qd)`` with ``Mdot = C + C^T``.
 
@@ -183,6 +270,8 @@ def coriolis_matrix(model, q, qd):
         ``(nq,)`` or ``(..., nq)`` joint positions.
     qd
         ``(nv,)`` or ``(..., nv)`` joint velocities.
+    out
+        as for :func:`mass_matrix`.
 
     Returns
     -------
@@ -192,11 +281,35 @@ def coriolis_matrix(model, q, qd):
     Raises
     ------
     ValueError
-        an array of the wrong size (the message names the expected size).
+        an array of the wrong size (the message names the expected size), or ``out`` does not
+        fit.
 
     """
-    inertia = model.runtime.inertia
+    runtime = model.runtime
+    packed = runtime.packed
+    if packed is not None and q.__class__ is _ndarray and qd.__class__ is _ndarray and \
+            q.dtype is _F8 and qd.dtype is _F8 and q.ndim == 1 and qd.ndim == 1:
+        if out is None:
+            C = _empty(packed.square_shape)
+        elif _fits(out, packed.square_shape):
+            C = out
+        else:
+            C = None
+        if C is not None and packed.coriolis1(packed.blob, q, qd, C) == dynamics.OK:
+            return C
     q, qd, _, shape = _prepare(model, q, qd, np.zeros(model.nv))
+    shape = shape + (model.nv, model.nv)
+    if out is not None:
+        _checked_out(out, shape)
+    if packed is not None:
+        C = _compiled(packed, dynamics._fast.EOM_CORIOLIS, q, qd, None, shape[-2:], out)
+    else:
+        C = coriolis_matrix_reference(model, q, qd, runtime.inertia)
+    return _result(C, out, shape)
+
+
+def coriolis_matrix_reference(model, q, qd, inertia):
+    """``C`` ``(B, nv, nv)`` of checked ``(B, nq)``, ``(B, nv)`` states on the NumPy path."""
     count = q.shape[0]
     Cf = np.empty((count, model.nvf, model.nvf))
     chunk = max(1, _CHUNK_FLOATS // max(1, 12 * model.nb * model.nvf))
@@ -204,7 +317,7 @@ def coriolis_matrix(model, q, qd):
         rows = slice(start, min(count, start + chunk))
         Cf[rows] = _coriolis_full(model, full_positions(model, q[rows]),
                                   full_velocities(model, qd[rows]), inertia)
-    return _fold_matrix(model, Cf).reshape(shape + (model.nv, model.nv))
+    return _fold_matrix(model, Cf)
 
 
 def _coriolis_full(model, qf, qdf, inertia):
@@ -233,7 +346,7 @@ def _coriolis_full(model, qf, qdf, inertia):
 
 # The Jacobian ---------------------------------------------------------------------------------
 
-def jacobian(model, q, link, frame='world'):
+def jacobian(model, q, link, frame='world', out=None):
     """
     Geometric Jacobian of a link frame's origin, linear part first.
 
@@ -247,6 +360,8 @@ def jacobian(model, q, link, frame='world'):
         any link of the model, fixed-joint children included.
     frame
         ``'world'``: the velocity in the root link's axes; ``'local'``: in the link's own axes.
+    out
+        as for :func:`mass_matrix`.
 
     Returns
     -------
@@ -261,16 +376,44 @@ def jacobian(model, q, link, frame='world'):
     UnknownLinkError
         ``link`` is not a link of the model (the message lists the links).
     ValueError
-        ``q`` has the wrong size, or ``frame`` is neither ``'world'`` nor ``'local'``.
+        ``q`` has the wrong size, ``frame`` is neither ``'world'`` nor ``'local'``, or ``out``
+        does not fit.
 
     """
+    runtime = model.runtime
+    packed = runtime.packed
+    if packed is not None and q.__class__ is _ndarray and q.dtype is _F8 and q.ndim == 1 and \
+            link.__class__ is str and frame.__class__ is str:
+        index = packed.link_index.get(link)
+        if out is None:
+            J = _empty(packed.jacobian_shape)
+        elif _fits(out, packed.jacobian_shape):
+            J = out
+        else:
+            J = None
+        if index is not None and J is not None and (frame == 'world' or frame == 'local') and \
+                packed.jacobian1(packed.blob, q, index, frame == 'local', J) == dynamics.OK:
+            return J
     model.check_link(link)
     if frame not in _FRAMES:
         raise ValueError('frame %r is not one of %s' % (frame, ', '.join(map(repr, _FRAMES))))
     q = _batch('q', q, model.nq)
-    shape = q.shape[:-1]
-    count = int(np.prod(shape, dtype=np.int64))
-    qf = full_positions(model, q.reshape(count, model.nq))
+    shape = q.shape[:-1] + (6, model.nv)
+    q = q.reshape(_count(shape), model.nq)
+    if out is not None:
+        _checked_out(out, shape)
+    if packed is not None:
+        J = _compiled(packed, dynamics._fast.EOM_JACOBIAN, q, None, None, shape[-2:], out,
+                      packed.link_index[link], frame == 'local')
+    else:
+        J = jacobian_reference(model, q, link, frame)
+    return _result(J, out, shape)
+
+
+def jacobian_reference(model, q, link, frame):
+    """Return the Jacobian ``(B, 6, nv)`` of checked ``(B, nq)`` positions (NumPy path)."""
+    count = q.shape[0]
+    qf = full_positions(model, q)
     Jf = np.zeros((count, 6, model.nvf))
     body = model.link_body[link]
     # link_X_j: motion transform from body j's coordinates to the link's, along the path
@@ -291,7 +434,7 @@ def jacobian(model, q, link, frame='world'):
     G = _mimic_map(model)
     if G is not None:
         Jf = Jf @ G
-    return Jf.reshape(shape + (6, model.nv))
+    return Jf
 
 
 # The regressor --------------------------------------------------------------------------------
@@ -315,7 +458,7 @@ def _inertia_times(u):
     return A
 
 
-def regressor(model, q, qd, qdd):
+def regressor(model, q, qd, qdd, out=None):
     """
     Joint torques as a linear function of the inertial parameters.
 
@@ -336,6 +479,8 @@ def regressor(model, q, qd, qdd):
         ``(nv,)`` or ``(..., nv)`` joint velocities.
     qdd
         ``(nv,)`` or ``(..., nv)`` joint accelerations.
+    out
+        as for :func:`mass_matrix`: for large batches, a reused array of one chunk's results.
 
     Returns
     -------
@@ -346,10 +491,36 @@ def regressor(model, q, qd, qdd):
     Raises
     ------
     ValueError
-        an array of the wrong size (the message names the expected size).
+        an array of the wrong size (the message names the expected size), or ``out`` does not
+        fit.
 
     """
+    runtime = model.runtime
+    packed = runtime.packed
+    if packed is not None and q.__class__ is _ndarray and qd.__class__ is _ndarray and \
+            qdd.__class__ is _ndarray and q.dtype is _F8 and qd.dtype is _F8 and \
+            qdd.dtype is _F8 and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1:
+        if out is None:
+            Y = _empty(packed.regressor_shape)
+        elif _fits(out, packed.regressor_shape):
+            Y = out
+        else:
+            Y = None
+        if Y is not None and packed.regressor1(packed.blob, q, qd, qdd, Y) == dynamics.OK:
+            return Y
     q, qd, qdd, shape = _prepare(model, q, qd, qdd)
+    shape = shape + (model.nv, 10 * model.nb)
+    if out is not None:
+        _checked_out(out, shape)
+    if packed is not None:
+        Y = _compiled(packed, dynamics._fast.EOM_REGRESSOR, q, qd, qdd, shape[-2:], out)
+    else:
+        Y = regressor_reference(model, q, qd, qdd)
+    return _result(Y, out, shape)
+
+
+def regressor_reference(model, q, qd, qdd):
+    """``Y`` ``(B, nv, 10 nb)`` of checked ``(B, n)`` states on the NumPy path."""
     count = q.shape[0]
     qf = full_positions(model, q)
     Xup, S, _, v, a = forward_pass(model, qf, full_velocities(model, qd),
@@ -368,7 +539,7 @@ def regressor(model, q, qd, qdd):
     G = _mimic_map(model)
     if G is not None:
         Yf = G.T @ Yf
-    return Yf.reshape(shape + (model.nv, 10 * model.nb))
+    return Yf
 
 
 __all__ = ['coriolis_matrix', 'jacobian', 'mass_matrix', 'regressor']

@@ -13,8 +13,12 @@ Relative error ``|ours - ref| / max(1, |ref|)`` at most 1e-10.
 
 Then the properties that define each term (``rnea`` is the reference), the two-link arm's
 closed form, payloads, batches and bad input.
+
+Every check runs on both paths: the compiled one (numba) and the NumPy reference (the same
+model with its packed model taken away, or a model built with ``compiled=False``).
 """
 
+import copy
 import os
 import warnings
 import xml.etree.ElementTree as ET
@@ -22,6 +26,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 import rbd_dynamics as rbd
+from rbd_dynamics import _fast
 from support.robots import (CROSS_CHECK, FLOATING_JOINT, PinocchioPair, robot_id,
                             robots_directory, WORLD_LINK)
 from support.urdf_builders import inertial, joint, link, robot, two_link, two_link_terms
@@ -37,6 +42,19 @@ FLOATING = ('solo_description/robots/solo12.urdf', 'anymal_c_simple_description/
 PIN_PARAMETER_ORDER = np.array([0, 1, 2, 3, 4, 5, 7, 6, 8, 9])
 
 needs_robots = pytest.mark.skipif(ROOT is None, reason='example-robot-data is not installed')
+PATHS = ('numpy', 'compiled')
+
+
+def on_path(model, path):
+    """Return ``model`` itself (compiled) or a twin of it on the NumPy path."""
+    if path == 'compiled':
+        if not _fast.AVAILABLE:
+            pytest.skip('numba is not installed')
+        assert model.packed is not None
+        return model
+    twin = copy.copy(model)
+    twin.runtime = model.runtime.replace(packed=None)
+    return twin
 
 
 def path_of(rel):
@@ -97,23 +115,27 @@ def compare_with_pinocchio(pair, states=2):
                              for jid in range(1, pm.njoints)])
     assert_close(model.inertial_parameters(), pin_pi[columns], 'inertial parameters')
     rng = np.random.default_rng(seed(model.name))
+    paths = {path: on_path(model, path) for path in PATHS}
     for _ in range(states):
         q = pair.random_q(rng)
         qd, qdd = rng.normal(size=(2, model.nv))
         pq, pv, pa = pair.pin_state(q, qd, qdd)
         M = pin.crba(pm, pd, pq)
-        M = np.triu(M) + np.triu(M, 1).T
-        assert_close(rbd.mass_matrix(model, q), G.T @ M @ G, 'mass matrix')
-        C = pin.computeCoriolisMatrix(pm, pd, pq, pv)
-        assert_close(rbd.coriolis_matrix(model, q, qd), G.T @ C @ G, 'Coriolis matrix')
-        Y = pin.computeJointTorqueRegressor(pm, pd, pq, pv, pa)
-        assert_close(rbd.regressor(model, q, qd, qdd), G.T @ Y[:, columns], 'regressor')
+        M = G.T @ (np.triu(M) + np.triu(M, 1).T) @ G
+        C = G.T @ pin.computeCoriolisMatrix(pm, pd, pq, pv) @ G
+        Y = G.T @ pin.computeJointTorqueRegressor(pm, pd, pq, pv, pa)[:, columns]
+        jacobians = {}
         for name in checked_links(model):
             frame = pm.getFrameId(name, pin.BODY)
             for ours, ref in (('world', pin.LOCAL_WORLD_ALIGNED), ('local', pin.LOCAL)):
-                J = pin.computeFrameJacobian(pm, pd, pq, frame, ref)
-                assert_close(rbd.jacobian(model, q, name, ours), J @ G,
-                             'Jacobian of %s, %s' % (name, ours))
+                jacobians[name, ours] = pin.computeFrameJacobian(pm, pd, pq, frame, ref) @ G
+        for path, ours in paths.items():
+            assert_close(rbd.mass_matrix(ours, q), M, 'mass matrix, %s' % path)
+            assert_close(rbd.coriolis_matrix(ours, q, qd), C, 'Coriolis matrix, %s' % path)
+            assert_close(rbd.regressor(ours, q, qd, qdd), Y, 'regressor, %s' % path)
+            for (name, frame), J in jacobians.items():
+                assert_close(rbd.jacobian(ours, q, name, frame), J,
+                             'Jacobian of %s, %s, %s' % (name, frame, path))
 
 
 @needs_robots
@@ -172,8 +194,11 @@ def property_models():
 MODELS = property_models()
 
 
-def make(name, **kwargs):
-    return load_text(MODELS[name], **kwargs)
+def make(name, path='compiled', **kwargs):
+    """Load a property model on ``path``."""
+    if path == 'compiled' and not _fast.AVAILABLE:
+        pytest.skip('numba is not installed')
+    return load_text(MODELS[name], compiled=path == 'compiled', **kwargs)
 
 
 def load_text(text, **kwargs):
@@ -213,9 +238,10 @@ def link_pose(model, q, link_name):
     return np.array([position[2, 1], position[0, 2], position[1, 0]]), E.T
 
 
+@pytest.mark.parametrize('path', PATHS)
 @pytest.mark.parametrize('name', sorted(MODELS))
-def test_mass_matrix(name):
-    model = make(name)
+def test_mass_matrix(name, path):
+    model = make(name, path)
     rng = np.random.default_rng(seed(name))
     zero = np.zeros(model.nv)
     for _ in range(3):
@@ -229,9 +255,10 @@ def test_mass_matrix(name):
                      'M qdd')
 
 
+@pytest.mark.parametrize('path', PATHS)
 @pytest.mark.parametrize('name', sorted(MODELS))
-def test_coriolis_matrix(name):
-    model = make(name)
+def test_coriolis_matrix(name, path):
+    model = make(name, path)
     rng = np.random.default_rng(1 + seed(name))
     zero = np.zeros(model.nv)
     h = 1e-6
@@ -246,9 +273,10 @@ def test_coriolis_matrix(name):
         assert_close(C + C.T, Mdot, 'C + C^T', tol=1e-7)
 
 
+@pytest.mark.parametrize('path', PATHS)
 @pytest.mark.parametrize('name', sorted(MODELS))
-def test_jacobian(name):
-    model = make(name)
+def test_jacobian(name, path):
+    model = make(name, path)
     rng = np.random.default_rng(2 + seed(name))
     h = 1e-6
     links = [model.body_links[0], model.body_links[-1]] + checked_links(model)
@@ -271,11 +299,12 @@ def test_jacobian(name):
                          -J_local.T @ w, 'wrench on %s' % name_)
 
 
+@pytest.mark.parametrize('path', PATHS)
 @pytest.mark.parametrize('name', sorted(MODELS))
-def test_regressor(name):
-    model = make(name)
+def test_regressor(name, path):
+    model = make(name, path)
     rng = np.random.default_rng(3 + seed(name))
-    other = load_text(reweighted(MODELS[name], rng))
+    other = load_text(reweighted(MODELS[name], rng), compiled=path == 'compiled')
     pi, pi_other = model.inertial_parameters(), other.inertial_parameters()
     assert pi.shape == (10 * model.nb,) and rel_error(pi_other, pi) > 1e-2
     for _ in range(3):
@@ -298,9 +327,10 @@ def test_inertial_parameters_of_a_body():
                                     0, i1 + m1 * lc1 ** 2], rtol=1e-14, atol=1e-15)
 
 
-def test_two_link_closed_form():
+@pytest.mark.parametrize('path', PATHS)
+def test_two_link_closed_form(path):
     params = (1.7, 1.1, 0.55, 0.3, 0.22, 0.04, 0.02)
-    model = rbd.Model.from_urdf(two_link(*params), gravity=(0, -9.81, 0))
+    model = on_path(rbd.Model.from_urdf(two_link(*params), gravity=(0, -9.81, 0)), path)
     rng = np.random.default_rng(7)
     m1, m2, l1 = params[:3]
     for q, qd, qdd in rng.uniform(-3, 3, (20, 3, 2)):
@@ -318,8 +348,9 @@ def test_two_link_closed_form():
         np.testing.assert_allclose(J, expected, rtol=1e-12, atol=1e-12)
 
 
-def test_a_payload_counts():
-    model = make('planar')
+@pytest.mark.parametrize('path', PATHS)
+def test_a_payload_counts(path):
+    model = make('planar', path)
     rng = np.random.default_rng(11)
     q = random_q(model, rng)
     qd, qdd = rng.normal(size=(2, model.nv))
@@ -345,9 +376,10 @@ def all_terms(model, q, qd, qdd, name):
             rbd.regressor(model, q, qd, qdd))
 
 
+@pytest.mark.parametrize('path', PATHS)
 @pytest.mark.parametrize('name', sorted(MODELS))
-def test_batches_equal_loops(name):
-    model = make(name)
+def test_batches_equal_loops(name, path):
+    model = make(name, path)
     rng = np.random.default_rng(4)
     q = np.array([random_q(model, rng) for _ in range(6)]).reshape(2, 3, model.nq)
     qd, qdd = rng.normal(size=(2, 2, 3, model.nv))
@@ -365,17 +397,57 @@ def test_batches_equal_loops(name):
                                atol=1e-14)
 
 
-def test_a_nan_stays_in_its_row():
-    model = make('two_link')
+@pytest.mark.parametrize('path', PATHS)
+def test_a_nan_stays_in_its_row(path):
+    model = make('two_link', path)
     q = np.array([[0.1, 0.2], [np.nan, np.nan], [0.4, -0.5]])
     qd = np.ones((3, 2))
     for term in all_terms(model, q, qd, qd, 'fore'):
         assert np.isnan(term[1]).any()
         assert np.isfinite(term[[0, 2]]).all()
+    # a NaN velocity or acceleration: only its row too
+    qd[1] = np.nan
+    for term in (rbd.coriolis_matrix(model, q[[0, 0, 2]], qd),
+                 rbd.regressor(model, q[[0, 0, 2]], qd, np.ones((3, 2)))):
+        assert np.isnan(term[1]).any()
+        assert np.isfinite(term[[0, 2]]).all()
 
 
-def test_bad_input():
-    model = make('two_link')
+@pytest.mark.parametrize('path', PATHS)
+def test_results_into_out(path):
+    """``out=`` receives the result, single states and batches, and is what is returned."""
+    model = make('planar', path)
+    rng = np.random.default_rng(9)
+    q = np.array([random_q(model, rng) for _ in range(4)]).reshape(2, 2, model.nq)
+    qd, qdd = rng.normal(size=(2, 2, 2, model.nv))
+    nv, width = model.nv, 10 * model.nb
+    calls = ((rbd.mass_matrix, (q,), (nv, nv)), (rbd.coriolis_matrix, (q, qd), (nv, nv)),
+             (rbd.jacobian, (q, 'tool_link', 'local'), (6, nv)),
+             (rbd.regressor, (q, qd, qdd), (nv, width)))
+    for function, args, shape in calls:
+        expected = function(model, *args)
+        out = np.full((2, 2) + shape, np.nan)
+        assert function(model, *args, out=out) is out
+        np.testing.assert_array_equal(out, expected)
+        single = np.full(shape, np.nan)
+        state = tuple(a[1, 0] if isinstance(a, np.ndarray) else a for a in args)
+        assert function(model, *state, out=single) is single
+        np.testing.assert_allclose(single, expected[1, 0], rtol=1e-14, atol=1e-14)
+        for wrong in (np.empty(shape[::-1] if shape[0] != shape[1] else (nv, nv + 1)),
+                      np.empty(shape, dtype=np.float32), np.empty((2,) + shape)[:, 0],
+                      [[0.0] * shape[1]] * shape[0]):
+            with pytest.raises(ValueError, match=r'out must be a writable C-contiguous float64 '
+                                                 r'array of shape \(%d, %d\)' % shape):
+                function(model, *state, out=wrong)
+        frozen = np.empty(shape)
+        frozen.setflags(write=False)
+        with pytest.raises(ValueError, match='out must be a writable'):
+            function(model, *state, out=frozen)
+
+
+@pytest.mark.parametrize('path', PATHS)
+def test_bad_input(path):
+    model = make('two_link', path)
     q = np.zeros(2)
     with pytest.raises(ValueError, match='q has 3 entries, model expects 2'):
         rbd.mass_matrix(model, np.zeros(3))

@@ -18,6 +18,8 @@ import pytest
 import rbd_dynamics as rbd
 from rbd_dynamics import _fast
 from rbd_dynamics.dynamics import external_forces, rnea_reference
+from rbd_dynamics.eom import (coriolis_matrix_reference, jacobian_reference,
+                              mass_matrix_reference, regressor_reference)
 from support.robots import all_urdfs, BROKEN, robot_id, robots_directory
 
 pytestmark = pytest.mark.skipif(not _fast.AVAILABLE, reason='numba is not installed')
@@ -134,6 +136,28 @@ def _check(model, rng):
                                        atol=1e-12 * scale)
 
 
+def _check_eom(model, rng, states=2):
+    """M, C, J (every link, both frames) and Y: batch and single-state kernels = reference."""
+    q = _random_q(model, rng, (states,))
+    qd, qdd = rng.normal(size=(2, states, model.nv))
+    inertia = model.runtime.inertia
+    terms = [(rbd.mass_matrix, (q,), mass_matrix_reference(model, q, inertia)),
+             (rbd.coriolis_matrix, (q, qd), coriolis_matrix_reference(model, q, qd, inertia)),
+             (rbd.regressor, (q, qd, qdd), regressor_reference(model, q, qd, qdd))]
+    for link in model.link_names:
+        for frame in ('world', 'local'):
+            terms.append((rbd.jacobian, (q, link, frame),
+                          jacobian_reference(model, q, link, frame)))
+    for function, args, ref in terms:
+        what = '%s%s' % (function.__name__, args[1:] if function is rbd.jacobian else '')
+        tol = 1e-12 * max(1.0, np.abs(ref).max())
+        np.testing.assert_allclose(function(model, *args), ref, rtol=0, atol=tol, err_msg=what)
+        for s in range(states):
+            state = tuple(a[s] if isinstance(a, np.ndarray) else a for a in args)
+            np.testing.assert_allclose(function(model, *state), ref[s], rtol=0, atol=tol,
+                                       err_msg=what)
+
+
 @pytest.mark.parametrize('name', sorted(MODELS))
 def test_compiled_equals_reference_on_urdf(name):
     path = MODELS[name]
@@ -148,8 +172,13 @@ def test_compiled_equals_reference_on_urdf(name):
     if model.nv == 0:  # nothing moves: an empty torque, the compiled path still answers
         assert rbd.rnea(model, [], [], []).shape == (0,)
         assert rbd.gravity_torques(model, []).shape == (0,)
+        assert rbd.mass_matrix(model, []).shape == (0, 0)
+        assert rbd.regressor(model, [], [], []).shape == (0, 10 * model.nb)
+        assert rbd.jacobian(model, [], model.link_names[-1]).shape == (6, 0)
         return
-    _check(model, np.random.default_rng(_seed(name)))
+    rng = np.random.default_rng(_seed(name))
+    _check(model, rng)
+    _check_eom(model, rng)
 
 
 def test_compiled_equals_reference_on_every_joint_type(code_model):
@@ -157,6 +186,7 @@ def test_compiled_equals_reference_on_every_joint_type(code_model):
         'floating', 'revolute', 'helical', 'spherical', 'planar', 'prismatic', 'continuous'}
     rng = np.random.default_rng(3)
     _check(code_model, rng)
+    _check_eom(code_model, rng, states=4)
 
 
 def test_readonly_and_strided_inputs(code_model):
@@ -447,6 +477,39 @@ def test_large_batches_run_on_threads(code_model, monkeypatch):
     assert calls == [2, 2]
 
 
+def test_large_equations_of_motion_batches_run_on_threads(code_model, monkeypatch):
+    """M, C, J and Y of a large batch: on two threads, equal to single calls, NaN in its row."""
+    model = code_model
+    calls = []
+    parallel = _fast._eom_batch_parallel
+
+    def spy(blobs, *args):
+        calls.append(blobs.shape[0])
+        return parallel(blobs, *args)
+
+    monkeypatch.setattr(_fast, '_eom_batch_parallel', spy)
+    numba = _fast.numba
+    threads = numba.get_num_threads()
+    numba.set_num_threads(2)
+    try:
+        rng = np.random.default_rng(17)
+        batch = _fast.PARALLEL_BATCH + 45
+        q = _random_q(model, rng, (batch,))
+        q[7, 7] = np.nan  # the angle of j1, the revolute joint under the floating one
+        qd, qdd = rng.normal(size=(2, batch, model.nv))
+        results = [(rbd.mass_matrix, (q,)), (rbd.coriolis_matrix, (q, qd)),
+                   (rbd.jacobian, (q, 'tip', 'local')), (rbd.regressor, (q, qd, qdd))]
+        results = [(function, args, function(model, *args)) for function, args in results]
+    finally:
+        numba.set_num_threads(threads)
+    assert calls == [2, 2, 2, 2]
+    for function, args, many in results:
+        assert np.isnan(many[7]).any() and np.isfinite(np.delete(many, 7, axis=0)).all()
+        for s in range(0, batch, 37):
+            state = tuple(a[s] if isinstance(a, np.ndarray) else a for a in args)
+            np.testing.assert_array_equal(many[s], function(model, *state))
+
+
 @pytest.mark.slow
 def test_batches_of_any_input_kind_after_a_second_warm_up(tmp_path):
     """
@@ -482,6 +545,8 @@ def test_compile_readies_the_batch_kernels(code_model):
     assert code_model.packed is not None
     assert _fast._batch.signatures
     assert _fast._batch_parallel.signatures
+    assert _fast._eom_batch.signatures
+    assert _fast._eom_batch_parallel.signatures
 
 
 def test_a_payload_swaps_one_runtime_state():
