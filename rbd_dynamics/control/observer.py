@@ -26,7 +26,8 @@ passes of the compiled path and never forms ``M`` or ``C``.
 
 The observer restarts from a state (``r = 0``) when the stamp does not advance, when more than
 :data:`MAX_GAP` seconds passed since the previous state, when it resumes after states without
-efforts, on a new model or joint order, and on :meth:`Observer.reset`.
+efforts, on a new model or joint order, and on :meth:`Observer.reset`; other changes of the
+configuration (gain, thresholds, drive) apply from the next step on.
 """
 
 import math
@@ -157,7 +158,8 @@ class Observer:
             self.running = True
             state = self._state
             reason = ''
-            if state is None or state[0] is not model or state[1] is not setup.rows:
+            if state is None or state[0] is not model or not (
+                    state[1] is setup.rows or np.array_equal(state[1], setup.rows)):
                 reason = 'start'
             else:
                 dt = (stamp_ns - state[2]) * 1e-9

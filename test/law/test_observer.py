@@ -224,6 +224,11 @@ def test_stamps_and_missing_efforts_restart_or_pause(model):
     assert not out.external.any() and observer.restarts == 3
     out = pushed(48 * DT + 0.01 + MAX_GAP * 1.01 + MAX_GAP * 0.99)  # not a gap
     assert out.external[1] > 0.0 and observer.restarts == 3
+    # a new setup of the same model and joints (another threshold) goes on from there
+    kept = out.external[1]
+    setup = Setup(model, Config(contact_observer=True, **{'contact.threshold': [100.0] * 8}))
+    out = pushed(48 * DT + 0.01 + MAX_GAP * 1.01 + MAX_GAP * 0.99 + DT)
+    assert out.external[1] > kept and observer.restarts == 3
     # no efforts: paused, nothing observed, the integral restarts when they are back
     out = step(controller, setup, model, 1.0, effort=False)
     assert out.external is None and not observer.running
