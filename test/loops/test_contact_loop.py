@@ -21,7 +21,7 @@ WrenchStamped = pytest.importorskip('geometry_msgs.msg').WrenchStamped
 import rbd_dynamics as rbd  # noqa: E402
 from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
 from rcl_interfaces.srv import GetParameters, SetParameters  # noqa: E402
-from rclpy.parameter import Parameter, parameter_value_to_python  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
@@ -89,8 +89,7 @@ def set_parameters(run, **values):
 
 def get_parameters(run, *names):
     request = GetParameters.Request(names=list(names))
-    values = call(run, GetParameters, 'get_parameters', request).values
-    return [parameter_value_to_python(value) for value in values]
+    return list(call(run, GetParameters, 'get_parameters', request).values)
 
 
 def peaks(run, until):
@@ -155,6 +154,7 @@ def test_push_on_the_tool_is_flagged_and_its_wrench_estimated(loop):
     # bad contact parameters: refused with the reason, the old values kept
     names = ('contact.threshold', 'contact.gain', 'contact.wrench_link', 'contact.reaction')
     before = get_parameters(run, *names)
+    assert list(before[0].double_array_value) == THRESHOLD and before[1].double_value == GAIN
     for values, word in (({'contact__threshold': [1.0, 2.0]}, 'contact.threshold has 2'),
                          ({'contact__gain': -5.0}, 'contact.gain'),
                          ({'contact__wrench_link': 'no_such_link'}, 'no_such_link'),
