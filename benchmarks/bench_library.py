@@ -47,6 +47,16 @@ TREE = 'talos_data/robots/talos_reduced.urdf'
 BIG = 'tiago_description/robots/tiago_dual.urdf'
 
 
+def deepest_link(model):
+    """Return the link with the most joints between it and the root (a tool, a foot)."""
+    def depth(link):
+        body, count = model.link_body[link], 0
+        while body >= 0:
+            body, count = model.parent[body], count + 1
+        return count
+    return max(model.link_names, key=depth)
+
+
 def per_call(fn, number, blocks):
     """Seconds per call of each block."""
     return [t / number for t in timeit.repeat(fn, number=number, repeat=blocks)]
@@ -164,6 +174,33 @@ def main():
             *side_by_side(lambda: rbd.gravity_torques(model, q),
                           lambda: pin.computeGeneralizedGravity(pm, pd, pq), number, blocks),
             1.0)
+        link = deepest_link(model)
+        frame = pm.getFrameId(link, pin.BODY)
+        for name, ours, ref in (
+                ('mass_matrix', lambda: rbd.mass_matrix(model, q),
+                 lambda: pin.crba(pm, pd, pq)),
+                ('coriolis_matrix', lambda: rbd.coriolis_matrix(model, q, qd),
+                 lambda: pin.computeCoriolisMatrix(pm, pd, pq, pv)),
+                ('jacobian of %s' % link, lambda: rbd.jacobian(model, q, link),
+                 lambda: pin.computeFrameJacobian(pm, pd, pq, frame, pin.LOCAL_WORLD_ALIGNED)),
+                ('regressor', lambda: rbd.regressor(model, q, qd, qdd),
+                 lambda: pin.computeJointTorqueRegressor(pm, pd, pq, pv, pa))):
+            row(report, '%s, %s' % (name.split(' of ')[0], label),
+                *side_by_side(ours, ref, number, blocks), 1.0)
+        batch = 2000
+        Q = np.array([pair.random_q(rng) for _ in range(batch)])
+        QD, QDD = rng.normal(size=(2, batch, model.nv))
+        pin_states = [pair.pin_state(Q[k], QD[k], QDD[k]) for k in range(batch)]
+        Y = np.empty((batch, model.nv, 10 * model.nb))
+
+        def pin_regressors():
+            for a, b, c in pin_states:
+                pin.computeJointTorqueRegressor(pm, pd, a, b, c)
+
+        ours, ref = side_by_side(lambda: rbd.regressor(model, Q, QD, QDD, out=Y),
+                                 pin_regressors, 1, max(5, blocks // 5))
+        row(report, 'regressor batch of 2,000 / state, %s' % label, ours / batch, ref / batch,
+            0.5)
         batch = 10000
         states = [pair.random_q(rng) for _ in range(batch)]
         Q = np.array(states)

@@ -100,7 +100,15 @@ def targets(library, node, soak, bag=None, start=None):
                          ('rnea batch of 10,000 / state, 7-DoF arm (panda)',
                           '<= 0.5x a loop over pin.rnea'),
                          ('rnea batch of 10,000 / state, 32-DoF humanoid (talos_reduced)',
-                          '<= 0.5x a loop over pin.rnea')):
+                          '<= 0.5x a loop over pin.rnea')) + tuple(
+            ('%s, %s' % (name, robot), target)
+            for name, target in (('mass_matrix', '<= 1.0x pin.crba'),
+                                 ('coriolis_matrix', '<= 1.0x pin.computeCoriolisMatrix'),
+                                 ('jacobian', '<= 1.0x pin.computeFrameJacobian'),
+                                 ('regressor', '<= 1.0x pin.computeJointTorqueRegressor'),
+                                 ('regressor batch of 2,000 / state',
+                                  '<= 0.5x a loop over pin.computeJointTorqueRegressor'))
+            for robot in ('7-DoF arm (panda)', '32-DoF humanoid (talos_reduced)')):
         entry = (library or {}).get(case)
         rows.append(('%s %s' % (case, target),
                      '%.2fx [%.2f-%.2f]' % (entry['ratio'], entry['ratio_spread']['p10'],

@@ -27,13 +27,16 @@ for every body beyond it and composite inertias are plain sums, so each entry is
 
 Packed layout: one float64 array ``blob`` per model (offsets computed by :class:`PackedModel`).
 It starts with integers, stored as int64 bit patterns: their count, a header ``[nb, nqf, nvf,
-nq, nv]``, per body ``[parent, jtype, q_start, v_start]``, ``q_src`` (nqf), ``v_src`` (nvf) and
-the ``len(REGIONS) + 1`` offsets of the float regions, which are (in the order of
-:data:`REGIONS`; columns named by the ``MAP_``, ``B_``, ``IN_`` and ``W_`` constants):
+nq, nv]``, per body ``[parent, jtype, q_start, v_start]``, ``q_src`` (nqf), ``v_src`` (nvf),
+per full velocity the column before it on the way to the root (``column_parent``, -1 at the
+root: the columns of a multi-DoF joint in a row, then the parent body's last) and its body
+(``column_body``), and the ``len(REGIONS) + 1`` offsets of the float regions, which are (in
+the order of :data:`REGIONS`; columns named by the ``MAP_``, ``B_``, ``IN_``, ``W_``, ``P_``,
+``C_`` and ``L_`` constants):
 
 - maps: gravity (3), ``q_mult``, ``q_off`` (nqf each), ``v_mult`` (nvf);
 - body ``(nb, BODY_FLOATS)``: tree rotation ``Et`` row-major, tree translation ``rt``, ``sa``,
-  ``sl``, and for multi-DoF joints the axis and the planar axes e1 and e2;
+  ``sl``, for multi-DoF joints the axis and the planar axes e1 and e2, and ``Q`` row-major;
 - inertia ``(nb, 10)``: mass, ``h`` (3), rotational inertia about the origin (xx, xy, xz, yy,
   yz, zz);
 - work ``(nb, WORK_FLOATS)``: ``E``, ``r``, ``w``, ``v``, angular and linear acceleration,
@@ -47,7 +50,8 @@ the ``len(REGIONS) + 1`` offsets of the float regions, which are (in the order o
 - column ``(nvf, COLUMN_FLOATS)``: the motion subspace columns in world coordinates and their
   rates of change;
 - links ``(number of links, LINK_FLOATS)``: each link's body and its frame in the packed body
-  coordinates (for :func:`jacobian1`), in the order of ``model.link_names``.
+  coordinates (for :func:`jacobian1`), in the order of ``model.link_names``;
+- forces ``(10, 6)``: the regressor's world force of each inertial parameter of one body.
 
 Per-body data sits in 2-D arrays read with constant column indices: numba then has no negative
 index to correct on each access, which halves the cost of a body. One argument for the whole
@@ -129,7 +133,7 @@ BODY_INTS = 4
 # The float regions, in blob order; the integers end with the len(REGIONS) + 1 offsets that
 # bound them.
 REGIONS = ('maps', 'body', 'inertia', 'work', 'subspace', 'scratch', 'zero_v', 'spare', 'pose',
-           'column', 'links')
+           'column', 'links', 'forces')
 N_OFFSETS = len(REGIONS) + 1
 R_MAPS = REGIONS.index('maps')
 R_BODY = REGIONS.index('body')
@@ -142,6 +146,7 @@ R_SPARE = REGIONS.index('spare')
 R_POSE = REGIONS.index('pose')
 R_COLUMN = REGIONS.index('column')
 R_LINKS = REGIONS.index('links')
+R_FORCES = REGIONS.index('forces')
 # maps: gravity (3), then q_mult, q_off (nqf each), v_mult (nvf)
 MAP_GRAVITY = 0
 MAP_Q_MULT = 3
@@ -183,9 +188,9 @@ SWAP = np.block([[np.zeros((3, 3)), _EYE3], [_EYE3, np.zeros((3, 3))]])
 
 #: The named views of a blob (see :func:`decode`).
 Layout = collections.namedtuple('Layout', (
-    'header', 'body_ints', 'q_src', 'v_src', 'gravity', 'q_mult', 'q_off', 'v_mult', 'body',
-    'inertia', 'work', 'subspace', 'qf', 'vf', 'af', 'tauf', 'zero_v', 'spare', 'pose', 'column',
-    'links'))
+    'header', 'body_ints', 'q_src', 'v_src', 'column_parent', 'column_body', 'gravity', 'q_mult',
+    'q_off', 'v_mult', 'body', 'inertia', 'work', 'subspace', 'qf', 'vf', 'af', 'tauf', 'zero_v',
+    'spare', 'pose', 'column', 'links', 'forces'))
 
 
 def decode(blob):
@@ -206,7 +211,8 @@ def decode(blob):
     scratch = blob[ints[o + R_SCRATCH]:ints[o + R_SCRATCH + 1]]
     return Layout(
         ints[:HEADER], ints[HEADER:b].reshape((nb, BODY_INTS)), ints[b:b + nqf],
-        ints[b + nqf:b + nqf + nvf],
+        ints[b + nqf:b + nqf + nvf], ints[b + nqf + nvf:b + nqf + 2 * nvf],
+        ints[b + nqf + 2 * nvf:b + nqf + 3 * nvf],
         maps[MAP_GRAVITY:MAP_GRAVITY + 3], maps[MAP_Q_MULT:MAP_Q_MULT + nqf],
         maps[MAP_Q_MULT + nqf:MAP_Q_MULT + 2 * nqf],
         maps[MAP_Q_MULT + 2 * nqf:MAP_Q_MULT + 2 * nqf + nvf],
@@ -221,7 +227,8 @@ def decode(blob):
         blob[ints[o + R_POSE]:ints[o + R_POSE + 1]].reshape((nb, POSE_FLOATS)),
         blob[ints[o + R_COLUMN]:ints[o + R_COLUMN + 1]].reshape((nvf, COLUMN_FLOATS)),
         blob[ints[o + R_LINKS]:ints[o + R_LINKS + 1]].reshape(
-            ((ints[o + R_LINKS + 1] - ints[o + R_LINKS]) // LINK_FLOATS, LINK_FLOATS)))
+            ((ints[o + R_LINKS + 1] - ints[o + R_LINKS]) // LINK_FLOATS, LINK_FLOATS)),
+        blob[ints[o + R_FORCES]:ints[o + R_FORCES + 1]].reshape((INERTIA_FLOATS, 6)))
 
 
 def z_to_axis(axis):
@@ -344,12 +351,21 @@ class PackedModel:
         body_ints = np.zeros((nb, BODY_INTS), dtype=np.int64)
         body_ints[:, [BI_PARENT, BI_JTYPE, BI_Q_START, BI_V_START]] = np.stack(
             (model.parent, codes, model.q_start, model.v_start), axis=-1)
-        ints = np.concatenate((header, body_ints.reshape(-1), model.q_src, model.v_src))
+        column_parent = np.empty(nvf, dtype=np.int64)
+        column_body = np.empty(nvf, dtype=np.int64)
+        for i, joint in enumerate(model.joints):
+            start = model.v_start[i]
+            p = model.parent[i]
+            column_body[start:start + joint.nv] = i
+            column_parent[start:start + joint.nv] = np.arange(start - 1, start + joint.nv - 1)
+            column_parent[start] = -1 if p < 0 else model.v_start[p] + model.joints[p].nv - 1
+        ints = np.concatenate((header, body_ints.reshape(-1), model.q_src, model.v_src,
+                               column_parent, column_body))
         sizes = {'maps': MAP_Q_MULT + 2 * nqf + nvf, 'body': BODY_FLOATS * nb,
                  'inertia': INERTIA_FLOATS * nb, 'work': WORK_FLOATS * nb, 'subspace': 6 * nvf,
                  'scratch': nqf + 3 * nvf, 'zero_v': model.nv, 'spare': model.nv,
                  'pose': POSE_FLOATS * nb, 'column': COLUMN_FLOATS * nvf,
-                 'links': LINK_FLOATS * len(links)}
+                 'links': LINK_FLOATS * len(links), 'forces': INERTIA_FLOATS * 6}
         # The whole model lives in one float64 array (the integers as the bit patterns of
         # int64 at its start), so a call passes a single model argument.
         n_ints = len(ints) + N_OFFSETS
@@ -1166,8 +1182,8 @@ if AVAILABLE:
         Compute ``M`` of the positions in ``qf`` into ``out`` ``(nv, nv)``.
 
         CRBA in world coordinates: ``Ic_i`` is the sum of the world inertias beyond body
-        ``i``, and for a column ``a`` of body ``i`` and ``c`` of ``i`` or an ancestor,
-        ``Mf[a, c] = (Ic_i s_a) . s_c``.
+        ``i``, and for a column ``a`` of body ``i`` and ``c`` on its way to the root
+        (``column_parent``), ``Mf[a, c] = (Ic_i s_a) . s_c``.
         """
         bi, pose, col = layout.body_ints, layout.pose, layout.column
         nb = layout.header[H_NB]
@@ -1177,23 +1193,16 @@ if AVAILABLE:
             _world_inertia(layout, i, E0, r0)
         _accumulate(pose, bi, nb, P_IC, INERTIA_FLOATS)
         _zero(out)
-        src, mult = layout.v_src, layout.v_mult
-        for i in range(nb):
-            vs = bi[i, BI_V_START]
-            nj = _dofs(bi[i, BI_JTYPE])
-            for a in range(vs, vs + nj):
-                uw, uv = _inertia_product_at(pose, i, P_IC, _row3(col, a, C_S),
-                                             _row3(col, a, C_S + 3))
-                for c in range(vs, a + 1):
-                    _add_pair(out, src, mult, a, c, _dot6(uw, uv, _row3(col, c, C_S),
-                                                          _row3(col, c, C_S + 3)))
-                j = bi[i, BI_PARENT]
-                while j >= 0:
-                    js = bi[j, BI_V_START]
-                    for c in range(js, js + _dofs(bi[j, BI_JTYPE])):
-                        _add_pair(out, src, mult, a, c, _dot6(uw, uv, _row3(col, c, C_S),
-                                                              _row3(col, c, C_S + 3)))
-                    j = bi[j, BI_PARENT]
+        src, mult, parent, owner = (layout.v_src, layout.v_mult, layout.column_parent,
+                                    layout.column_body)
+        for a in range(col.shape[0]):
+            uw, uv = _inertia_product_at(pose, owner[a], P_IC, _row3(col, a, C_S),
+                                         _row3(col, a, C_S + 3))
+            c = a
+            while c >= 0:
+                _add_pair(out, src, mult, a, c, _dot6(uw, uv, _row3(col, c, C_S),
+                                                      _row3(col, c, C_S + 3)))
+                c = parent[c]
 
     @_kernel()
     def _coriolis_state(layout, out):
@@ -1202,9 +1211,9 @@ if AVAILABLE:
 
         In world coordinates, with body velocities ``v_i``, columns ``s`` and their rates
         ``sd = v_i x s`` (plus the planar joint's own), the composites ``Ic`` and ``Bc`` of the
-        bodies beyond body ``i`` (see :func:`_world_b`): for columns ``a`` of body ``i`` and
-        ``c`` of ``i`` or an ancestor, ``Cf[a, c] = (Ic s_a) . sd_c + (Bc^T s_a) . s_c``, and
-        for ``c`` of an ancestor also ``Cf[c, a] = s_c . (Ic sd_a + Bc s_a)``.
+        bodies beyond body ``i`` (see :func:`_world_b`): for a column ``a`` of body ``i`` and
+        ``c`` on its way to the root (``column_parent``), ``Cf[a, c] = (Ic s_a) . sd_c +
+        (Bc^T s_a) . s_c`` and ``Cf[c, a] = s_c . (Ic sd_a + Bc s_a)``.
         """
         bi, body, pose, col, vf = (layout.body_ints, layout.body, layout.pose, layout.column,
                                    layout.vf)
@@ -1235,33 +1244,29 @@ if AVAILABLE:
             _world_b(pose, i, w, v)
         _accumulate(pose, bi, nb, P_IC, INERTIA_FLOATS + 36)
         _zero(out)
-        src, mult = layout.v_src, layout.v_mult
-        for i in range(nb):
-            vs = bi[i, BI_V_START]
-            nj = _dofs(bi[i, BI_JTYPE])
-            for a in range(vs, vs + nj):
-                sw, sv = _row3(col, a, C_S), _row3(col, a, C_S + 3)
-                uw, uv = _inertia_product_at(pose, i, P_IC, sw, sv)
-                bw, bv = _matrix6_t_product(pose, i, P_BC, sw, sv)
-                zw, zv = _matrix6_product(pose, i, P_BC, sw, sv)
-                dw, dv = _inertia_product_at(pose, i, P_IC, _row3(col, a, C_SD),
-                                             _row3(col, a, C_SD + 3))
-                zw, zv = _add(zw, dw), _add(zv, dv)
-                for c in range(vs, vs + nj):
-                    value = (_dot6(uw, uv, _row3(col, c, C_SD), _row3(col, c, C_SD + 3))
-                             + _dot6(bw, bv, _row3(col, c, C_S), _row3(col, c, C_S + 3)))
-                    out[src[a], src[c]] += mult[a] * mult[c] * value
-                j = bi[i, BI_PARENT]
-                while j >= 0:
-                    js = bi[j, BI_V_START]
-                    for c in range(js, js + _dofs(bi[j, BI_JTYPE])):
-                        cw, cv = _row3(col, c, C_S), _row3(col, c, C_S + 3)
-                        m = mult[a] * mult[c]
-                        out[src[a], src[c]] += m * (
-                            _dot6(uw, uv, _row3(col, c, C_SD), _row3(col, c, C_SD + 3))
-                            + _dot6(bw, bv, cw, cv))
-                        out[src[c], src[a]] += m * _dot6(cw, cv, zw, zv)
-                    j = bi[j, BI_PARENT]
+        src, mult, parent, owner = (layout.v_src, layout.v_mult, layout.column_parent,
+                                    layout.column_body)
+        for a in range(col.shape[0]):
+            i = owner[a]
+            sw, sv = _row3(col, a, C_S), _row3(col, a, C_S + 3)
+            uw, uv = _inertia_product_at(pose, i, P_IC, sw, sv)
+            bw, bv = _matrix6_t_product(pose, i, P_BC, sw, sv)
+            zw, zv = _matrix6_product(pose, i, P_BC, sw, sv)
+            dw, dv = _inertia_product_at(pose, i, P_IC, _row3(col, a, C_SD),
+                                         _row3(col, a, C_SD + 3))
+            zw, zv = _add(zw, dw), _add(zv, dv)
+            out[src[a], src[a]] += mult[a] * mult[a] * (
+                _dot6(uw, uv, _row3(col, a, C_SD), _row3(col, a, C_SD + 3))
+                + _dot6(bw, bv, sw, sv))
+            c = parent[a]
+            while c >= 0:
+                cw, cv = _row3(col, c, C_S), _row3(col, c, C_S + 3)
+                m = mult[a] * mult[c]
+                out[src[a], src[c]] += m * (
+                    _dot6(uw, uv, _row3(col, c, C_SD), _row3(col, c, C_SD + 3))
+                    + _dot6(bw, bv, cw, cv))
+                out[src[c], src[a]] += m * _dot6(cw, cv, zw, zv)
+                c = parent[c]
 
     @_kernel(inline='always')
     def _parameter_force(p, w, v):
@@ -1301,7 +1306,8 @@ if AVAILABLE:
             _body_motion(layout, i, E, r, nj)
             _world_pose(layout, i, E, r, bi[i, BI_JTYPE], nj)
         _zero(out)
-        src, mult, wb = layout.v_src, layout.v_mult, layout.work
+        src, mult, parent, wb, forces = (layout.v_src, layout.v_mult, layout.column_parent,
+                                         layout.work, layout.forces)
         for i in range(nb):
             Q = _row9(body, i, B_Q)
             to_model = _matmul(Q, _row9(pose, i, P_E0))  # world -> model body axes
@@ -1313,15 +1319,18 @@ if AVAILABLE:
                 pn, pf = _parameter_force(p, w, v)
                 cn, cf = _force_cross(w, v, pn, pf)
                 fw = _rotate_t(to_model, _add(f, cf))
-                nw = _add(_rotate_t(to_model, _add(n, cn)), _cross(r0, fw))
-                c = INERTIA_FLOATS * i + p
-                j = i
-                while j >= 0:
-                    js = bi[j, BI_V_START]
-                    for a in range(js, js + _dofs(bi[j, BI_JTYPE])):
-                        out[src[a], c] += mult[a] * _dot6(_row3(col, a, C_S),
-                                                          _row3(col, a, C_S + 3), nw, fw)
-                    j = bi[j, BI_PARENT]
+                _put3(forces, p, 3, fw)
+                _put3(forces, p, 0, _add(_rotate_t(to_model, _add(n, cn)), _cross(r0, fw)))
+            first = INERTIA_FLOATS * i
+            a = bi[i, BI_V_START] + _dofs(bi[i, BI_JTYPE]) - 1  # the body's last column
+            while a >= 0:
+                sw, sv = _row3(col, a, C_S), _row3(col, a, C_S + 3)
+                row = src[a]
+                m = mult[a]
+                for p in range(INERTIA_FLOATS):
+                    out[row, first + p] += m * (_dot6(sw, sv, _row3(forces, p, 0),
+                                                      _row3(forces, p, 3)))
+                a = parent[a]
 
     @_kernel()
     def _jacobian_state(layout, link, local, out):
