@@ -93,8 +93,9 @@ def get_parameters(run, *names):
 
 
 def peaks(run, until):
-    """Largest |effort| per joint the driver reported before ``until``."""
-    return np.abs(np.array([efforts(m) for m in run.states if stamp(m) < until])).max(axis=0)
+    """Largest |effort| per joint the driver reported in the swings (after 0.5 s) to ``until``."""
+    return np.abs(np.array([efforts(m) for m in run.states
+                            if 0.5 <= stamp(m) < until])).max(axis=0)
 
 
 def first_flag(run):
