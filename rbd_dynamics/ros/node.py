@@ -611,8 +611,6 @@ class DynamicsNode(Node):
             self._msg_g.name = list(setup.joints)
             self._msg_external.name = list(setup.joints)
             self._named = setup
-        if out.step is not None:
-            self._publish_observer(setup, q, out, stamp)
         # A topic nobody subscribes to is skipped: turning the message into its C form is a
         # large part of a publish, and DDS would discard it anyway.
         for pub, msg, tau in ((self._pub_ff, self._msg_ff, out.feedforward),
@@ -625,6 +623,8 @@ class DynamicsNode(Node):
             self._msg_cmd.data = to_float_array(out.command)
             self._pub_cmd.publish(self._msg_cmd)
         self._counts['outputs'] += 1
+        if out.step is not None:  # after the torques, which a controller waits for
+            self._publish_observer(setup, q, out, stamp)
 
     # Contact ------------------------------------------------------------------------------------
 
