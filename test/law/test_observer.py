@@ -131,32 +131,33 @@ def test_observer_matches_the_momentum_formula(model):
     link, wrench = CASES['demo_arm']
     setup = Setup(model, Config(contact_observer=True, contact_gain=GAIN))
     times, r, _ = run(model, Controller(), setup, link, wrench, t_end=0.45)
-    # the textbook form with the mass and Coriolis matrices, integrated on the same samples
+    # the textbook form with the mass and Coriolis matrices on the same samples: trapezoidal
+    # C^T qd - g, the efforts held over each step, explicit Euler for r
     at = motion(model)
-    q0, qd0, _ = at(times[0])
-    p0 = rbd.mass_matrix(model, q0) @ qd0
+
+    def known(t):
+        q, qd, _ = at(t)
+        return (rbd.coriolis_matrix(model, q, qd).T @ qd - rbd.gravity_torques(model, q),
+                rbd.mass_matrix(model, q) @ qd)
+
+    last, p0 = known(times[0])
     integral = np.zeros(model.nv)
     ref = [np.zeros(model.nv)]
-    last = None
     for k in range(1, len(times)):
-        q, qd, _ = at(times[k])
+        term, p = known(times[k])
         effort = synthesised_efforts(model, at, times[k - 1], times[k], link, wrench,
                                      times[k - 1] >= T0 - 1e-12)
-        term = (rbd.coriolis_matrix(model, q, qd).T @ qd - rbd.gravity_torques(model, q))
-        mean = term if last is None else 0.5 * (term + last)
+        integral += (effort + 0.5 * (term + last) + ref[-1]) * DT
         last = term
-        integral += (effort + mean + ref[-1]) * DT
-        ref.append(GAIN * (rbd.mass_matrix(model, q) @ qd - integral - p0))
-        if k == 1:
-            last = None  # the first step has no previous term: start the trapezoid here
-            integral[:] = 0.0
-            p0 = rbd.mass_matrix(model, q) @ qd
-            ref[-1] = np.zeros(model.nv)
-            last = term
+        ref.append(GAIN * (p - integral - p0))
     ref = np.array(ref)
     size = np.abs(ref).max()
-    # explicit Euler (the textbook loop) and the exact step differ by O(K dt)
-    assert np.abs(r - ref).max() < 0.05 * size, np.abs(r - ref).max() / size
+    error = np.abs(r - ref).max() / size
+    print('observer against the textbook formula: %.3g %% of the largest residual'
+          % (100 * error))
+    # explicit Euler on r and the exact step of the observer differ by O(K dt) in the
+    # transient
+    assert error < 0.02
 
 
 def test_drive_and_sensor_are_part_of_the_model(model):
