@@ -77,6 +77,7 @@ Set ``RBD_DYNAMICS_DISABLE_JIT=1`` to use the NumPy reference everywhere.
 import collections
 import copy
 import os
+import threading
 
 import numpy as np
 
@@ -176,6 +177,8 @@ L_BODY, L_E, L_R = 0, 1, 10
 LINK_FLOATS = 13
 # what an equations-of-motion batch computes
 EOM_MASS, EOM_CORIOLIS, EOM_JACOBIAN, EOM_REGRESSOR = range(4)
+#: The equations of motion's single-state entry points (see warm_up_eom).
+EOM_ENTRIES = ('mass1', 'coriolis1', 'jacobian1', 'regressor1')
 MODE_FULL = 0
 MODE_STATIC = 1
 #: Status of the single-state entry points: done.
@@ -278,7 +281,8 @@ class PackedModel:
         the model's link -> body map (for :func:`single_state_forces`).
     rnea1, gravity1, body_force1, mass1, coriolis1, jacobian1, regressor1
         the single-state entry points (:data:`ENTRY`), ``None`` until :meth:`bind_entry_points`
-        (which :func:`warm_up` calls); they return :data:`OK` or :data:`BAD_SIZES`.
+        (which :func:`warm_up` calls), the equations of motion's a stub that compiles them
+        until :func:`warm_up_eom`; they return :data:`OK` or :data:`BAD_SIZES`.
     link_index
         link -> its row in the ``links`` region.
     jacobian_code
@@ -391,7 +395,7 @@ class PackedModel:
         self.source_inertia = inertia
         self.zero_fext = np.zeros((nb, 6))
         self.rnea1 = self.gravity1 = self.body_force1 = None
-        self.mass1 = self.coriolis1 = self.jacobian1 = self.regressor1 = None
+        self._bind_eom()
         # the shapes of the equations of motion's single-state results
         self.square_shape = (model.nv, model.nv)
         self.jacobian_shape = (6, model.nv)
@@ -402,10 +406,12 @@ class PackedModel:
         self.rnea1 = ENTRY['rnea1']
         self.gravity1 = ENTRY['gravity1']
         self.body_force1 = ENTRY['body_force1']
-        self.mass1 = ENTRY['mass1']
-        self.coriolis1 = ENTRY['coriolis1']
-        self.jacobian1 = ENTRY['jacobian1']
-        self.regressor1 = ENTRY['regressor1']
+        self._bind_eom()
+
+    def _bind_eom(self):
+        """Take the equations of motion's entry points, or stubs that compile them first."""
+        for name in EOM_ENTRIES:
+            setattr(self, name, ENTRY[name] if name in ENTRY else _CompileFirst(self, name))
 
     def _views(self):
         """Name the views of ``blob``: ``layout`` and an attribute for each of its fields."""
@@ -440,6 +446,7 @@ class PackedModel:
         other = copy.copy(self)
         other.blob = self.blob.copy()
         other._views()
+        other._bind_eom()
         other.inertia[...] = self.pack_inertia(inertia)
         other.source_inertia = inertia
         return other
@@ -1516,6 +1523,8 @@ def eom_batch(packed, what, q, qd, qdd, code, out):
     (:attr:`PackedModel.jacobian_code`); ``out`` ``(B, rows, columns)`` contiguous receives the
     results. Like :func:`rnea_batch`, on copies of the workspace.
     """
+    if 'mass1' not in ENTRY:
+        warm_up_eom(packed)
     threads = numba.get_num_threads()
     # one kernel for every size (each kernel compiled costs seconds): a small batch is one
     # range, which runs on one thread
@@ -1524,13 +1533,12 @@ def eom_batch(packed, what, q, qd, qdd, code, out):
 
 
 #: The steps of :func:`warm_up`, in order, as its ``progress`` callback names them.
-WARM_UP_STEPS = ('rnea1', 'gravity1', 'body_force1', 'mass1', 'coriolis1', 'jacobian1',
-                 'regressor1', 'batch', 'parallel batch')
+WARM_UP_STEPS = ('rnea1', 'gravity1', 'body_force1', 'batch', 'parallel batch')
 
 
 def warm_up(packed, progress=None):
     """
-    Compile every kernel, run each once on ``packed`` and give it its entry points.
+    Compile the RNEA's kernels, run each once on ``packed`` and give it its entry points.
 
     Compiles (or loads from numba's on-disk cache) the single-state kernels, fills
     :data:`ENTRY`, then the batch kernels, serial and parallel, so that a model that puts
@@ -1559,16 +1567,11 @@ def warm_up(packed, progress=None):
     vec = types.float64[::1]
     any_vec = types.Array(types.float64, 1, 'A', readonly=True)  # q, qd, qdd: only read
     forces = types.float64[:, ::1]
-    matrix = types.float64[:, ::1]
     signatures = {
         'rnea1': (rnea1, (vec, any_vec, any_vec, any_vec, forces, vec)),
         'gravity1': (gravity1, (vec, any_vec, forces, vec)),
         'body_force1': (body_force1, (vec, any_vec, any_vec, any_vec, forces, types.boolean,
                                       types.int64, vec)),
-        'mass1': (mass1, (vec, any_vec, matrix)),
-        'coriolis1': (coriolis1, (vec, any_vec, any_vec, matrix)),
-        'jacobian1': (jacobian1, (vec, any_vec, types.int64, matrix)),
-        'regressor1': (regressor1, (vec, any_vec, any_vec, any_vec, matrix)),
     }
     for name, (dispatcher, signature) in signatures.items():
         step(name)
@@ -1582,8 +1585,7 @@ def warm_up(packed, progress=None):
     # disk cache they have no signature in this process, and the batch kernels come from the
     # cache too; freezing them then would leave a batch kernel compiled later nothing to
     # call: numba's TypingError.)
-    for kernel in (_rnea_state, _static_state, _mass_state, _coriolis_state, _jacobian_state,
-                   _regressor_state):
+    for kernel in (_rnea_state, _static_state):
         if kernel.signatures:
             kernel.disable_compile()
     packed.bind_entry_points()
@@ -1594,14 +1596,6 @@ def warm_up(packed, progress=None):
     if packed.rnea1(packed.blob, q, zero, zero, fext, tau) != OK or \
             packed.gravity1(packed.blob, q, fext, tau) != OK:
         raise RuntimeError('the compiled kernels refused a neutral state')
-    nv, width = packed.nv, INERTIA_FLOATS * packed.nb
-    outs = {EOM_MASS: (nv, nv), EOM_CORIOLIS: (nv, nv), EOM_JACOBIAN: (6, nv),
-            EOM_REGRESSOR: (nv, width)}
-    if packed.mass1(packed.blob, q, np.empty(outs[EOM_MASS])) != OK or \
-            packed.coriolis1(packed.blob, q, zero, np.empty(outs[EOM_CORIOLIS])) != OK or \
-            packed.jacobian1(packed.blob, q, 0, np.empty(outs[EOM_JACOBIAN])) != OK or \
-            packed.regressor1(packed.blob, q, zero, zero, np.empty(outs[EOM_REGRESSOR])) != OK:
-        raise RuntimeError('the compiled equations of motion refused a neutral state')
     # The batch kernels, on two states of the same arrays _compiled_batch passes.
     q = np.tile(q, (2, 1))
     zero = np.zeros((2, packed.nv))
@@ -1610,16 +1604,102 @@ def warm_up(packed, progress=None):
     step('batch')
     for mode in (MODE_FULL, MODE_STATIC):
         _batch(packed.blob.copy(), q, zero, zero, fext, tau, mode)
-    results = {what: np.empty((2,) + shape) for what, shape in outs.items()}
     step('parallel batch')
     for mode in (MODE_FULL, MODE_STATIC):
         _batch_parallel(np.tile(packed.blob, (2, 1)), q, zero, zero, fext, tau, mode)
-    for what, out in results.items():
-        _eom_batch_parallel(np.tile(packed.blob, (2, 1)), what, q, zero, zero, 0, out)
-    if not np.all(np.isfinite(tau)) or \
-            not all(np.all(np.isfinite(out)) for out in results.values()):
-        raise RuntimeError('the compiled batch kernels gave non-finite results at a neutral '
+    if not np.all(np.isfinite(tau)):
+        raise RuntimeError('the compiled batch kernels gave non-finite torques at a neutral '
                            'state')
+
+
+#: The steps of :func:`warm_up_eom`, in order, as its ``progress`` callback names them.
+EOM_STEPS = ('mass1', 'coriolis1', 'jacobian1', 'regressor1', 'equations of motion batch')
+_EOM_LOCK = threading.Lock()
+
+
+def warm_up_eom(packed, progress=None):
+    """
+    Compile the equations of motion's kernels and give ``packed`` their entry points.
+
+    Like :func:`warm_up`, for :data:`EOM_STEPS`: they cost three times the RNEA's kernels to
+    compile, so a model compiles them when it first needs them (the first call of
+    :func:`~rbd_dynamics.mass_matrix` and the others, through the stubs a packed model starts
+    with), not with the RNEA's; ``python -m rbd_dynamics precompile`` puts them in numba's disk
+    cache too, from which a process loads them in a fraction of a second. Thread-safe: the
+    kernels compile once per process.
+
+    Raises
+    ------
+    RuntimeError
+        a kernel refused the neutral state of ``packed``.
+
+    """
+    def step(name):
+        if progress is not None:
+            progress(name, EOM_STEPS.index(name), len(EOM_STEPS))
+
+    vec = types.float64[::1]
+    any_vec = types.Array(types.float64, 1, 'A', readonly=True)  # q, qd, qdd: only read
+    matrix = types.float64[:, ::1]
+    signatures = {
+        'mass1': (mass1, (vec, any_vec, matrix)),
+        'coriolis1': (coriolis1, (vec, any_vec, any_vec, matrix)),
+        'jacobian1': (jacobian1, (vec, any_vec, types.int64, matrix)),
+        'regressor1': (regressor1, (vec, any_vec, any_vec, any_vec, matrix)),
+    }
+    with _EOM_LOCK:
+        fresh = 'mass1' not in ENTRY
+        for name, (dispatcher, signature) in signatures.items():
+            step(name)
+            if name not in ENTRY:
+                dispatcher.compile(signature)
+                dispatcher.disable_compile()
+                ENTRY[name] = _entry_point(dispatcher)
+        # (see warm_up)
+        for kernel in (_mass_state, _coriolis_state, _jacobian_state, _regressor_state):
+            if kernel.signatures:
+                kernel.disable_compile()
+        packed.bind_entry_points()
+        q = _neutral(packed)
+        zero = np.zeros(packed.nv)
+        nv = packed.nv
+        outs = {EOM_MASS: (nv, nv), EOM_CORIOLIS: (nv, nv), EOM_JACOBIAN: (6, nv),
+                EOM_REGRESSOR: (nv, INERTIA_FLOATS * packed.nb)}
+        if packed.mass1(packed.blob, q, np.empty(outs[EOM_MASS])) != OK or \
+                packed.coriolis1(packed.blob, q, zero, np.empty(outs[EOM_CORIOLIS])) != OK or \
+                packed.jacobian1(packed.blob, q, 0, np.empty(outs[EOM_JACOBIAN])) != OK or \
+                packed.regressor1(packed.blob, q, zero, zero,
+                                  np.empty(outs[EOM_REGRESSOR])) != OK:
+            raise RuntimeError('the compiled equations of motion refused a neutral state')
+        step('equations of motion batch')
+        if fresh:  # the batch kernel, on two states of the arrays eom_batch's callers pass
+            q = np.tile(q, (2, 1))
+            zero = np.zeros((2, nv))
+            for what, shape in outs.items():
+                out = np.empty((2,) + shape)
+                _eom_batch_parallel(np.tile(packed.blob, (2, 1)), what, q, zero, zero, 0, out)
+                if not np.all(np.isfinite(out)):
+                    raise RuntimeError('the compiled equations of motion gave non-finite '
+                                       'results at a neutral state')
+
+
+class _CompileFirst:
+    """
+    An equations-of-motion entry point of a packed model before :func:`warm_up_eom`.
+
+    Called like the entry point, it compiles (or loads) the kernels, which replaces it on the
+    packed model with the compiled one, and calls that.
+    """
+
+    __slots__ = ('packed', 'name')
+
+    def __init__(self, packed, name):
+        self.packed = packed
+        self.name = name
+
+    def __call__(self, *args):
+        warm_up_eom(self.packed)
+        return ENTRY[self.name](*args)
 
 
 def _entry_point(dispatcher):
