@@ -65,7 +65,8 @@ functions) directly, without numba's type dispatch, so they pass only what
 :func:`single_state_forces` accepts (the equations of motion: float64 vectors and a writable
 C-contiguous float64 result, :mod:`rbd_dynamics.eom` checks them).
 
-:func:`decode` is the one reader of this layout: :class:`PackedModel` names its views with it,
+:func:`decode` is the one reader of this layout (:func:`decode_eom` of the equations of motion's
+part, which the RNEA's kernels do not build): :class:`PackedModel` names its views with it,
 and the kernels (where it is compiled inline) read the model through the :class:`Layout` it
 returns.
 
@@ -77,6 +78,7 @@ Set ``RBD_DYNAMICS_DISABLE_JIT=1`` to use the NumPy reference everywhere.
 import collections
 import copy
 import os
+import threading
 
 import numpy as np
 
@@ -162,9 +164,11 @@ W_E, W_R, W_W, W_V, W_AW, W_AL, W_N, W_F = 0, 9, 12, 15, 18, 21, 24, 27
 WORK_FLOATS = 30
 # pose columns (equations of motion, world coordinates): E0 (row-major, world -> packed body
 # axes), r0 (body origin), velocity w and v, composite inertia (the inertia columns: mass, h,
-# rotational inertia about the world origin) and composite B (6x6, row-major)
+# rotational inertia about the world origin) and composite B (see _world_b: its symmetric part
+# xx, xy, xz, yy, yz, zz, then the vectors n / 2, beta, gamma)
 P_E0, P_R0, P_W, P_V, P_IC, P_BC = 0, 9, 12, 15, 18, 28
-POSE_FLOATS = 64
+B_FLOATS = 15
+POSE_FLOATS = P_BC + B_FLOATS
 # column columns: a joint's motion subspace column S and its rate of change, world coordinates
 C_S, C_SD = 0, 6
 COLUMN_FLOATS = 12
@@ -174,6 +178,8 @@ L_BODY, L_E, L_R = 0, 1, 10
 LINK_FLOATS = 13
 # what an equations-of-motion batch computes
 EOM_MASS, EOM_CORIOLIS, EOM_JACOBIAN, EOM_REGRESSOR = range(4)
+#: The equations of motion's single-state entry points (see warm_up_eom).
+EOM_ENTRIES = ('mass1', 'coriolis1', 'jacobian1', 'regressor1')
 MODE_FULL = 0
 MODE_STATIC = 1
 #: Status of the single-state entry points: done.
@@ -188,16 +194,19 @@ SWAP = np.block([[np.zeros((3, 3)), _EYE3], [_EYE3, np.zeros((3, 3))]])
 
 #: The named views of a blob (see :func:`decode`).
 Layout = collections.namedtuple('Layout', (
-    'header', 'body_ints', 'q_src', 'v_src', 'column_parent', 'column_body', 'gravity', 'q_mult',
-    'q_off', 'v_mult', 'body', 'inertia', 'work', 'subspace', 'qf', 'vf', 'af', 'tauf', 'zero_v',
-    'spare', 'pose', 'column', 'links', 'forces'))
+    'header', 'body_ints', 'q_src', 'v_src', 'gravity', 'q_mult', 'q_off', 'v_mult', 'body',
+    'inertia', 'work', 'subspace', 'qf', 'vf', 'af', 'tauf', 'zero_v', 'spare'))
+#: The named views of the equations of motion's part of a blob (see :func:`decode_eom`).
+EomLayout = collections.namedtuple('EomLayout', (
+    'column_parent', 'column_body', 'pose', 'column', 'links', 'forces'))
 
 
 def decode(blob):
     """
     Return the :class:`Layout` of ``blob``: views, nothing copied.
 
-    The one reader of the packed layout, for the Python side and (compiled inline) for the kernels.
+    The reader of the packed layout (with :func:`decode_eom` for the equations of motion's
+    part), for the Python side and (compiled inline) for the kernels.
     """
     bits = blob.view(np.int64)
     n = bits[0]
@@ -211,8 +220,7 @@ def decode(blob):
     scratch = blob[ints[o + R_SCRATCH]:ints[o + R_SCRATCH + 1]]
     return Layout(
         ints[:HEADER], ints[HEADER:b].reshape((nb, BODY_INTS)), ints[b:b + nqf],
-        ints[b + nqf:b + nqf + nvf], ints[b + nqf + nvf:b + nqf + 2 * nvf],
-        ints[b + nqf + 2 * nvf:b + nqf + 3 * nvf],
+        ints[b + nqf:b + nqf + nvf],
         maps[MAP_GRAVITY:MAP_GRAVITY + 3], maps[MAP_Q_MULT:MAP_Q_MULT + nqf],
         maps[MAP_Q_MULT + nqf:MAP_Q_MULT + 2 * nqf],
         maps[MAP_Q_MULT + 2 * nqf:MAP_Q_MULT + 2 * nqf + nvf],
@@ -223,7 +231,26 @@ def decode(blob):
         scratch[:nqf], scratch[nqf:nqf + nvf], scratch[nqf + nvf:nqf + 2 * nvf],
         scratch[nqf + 2 * nvf:nqf + 3 * nvf],
         blob[ints[o + R_ZERO_V]:ints[o + R_ZERO_V + 1]],
-        blob[ints[o + R_SPARE]:ints[o + R_SPARE + 1]],
+        blob[ints[o + R_SPARE]:ints[o + R_SPARE + 1]])
+
+
+def decode_eom(blob):
+    """
+    Return the :class:`EomLayout` of ``blob``: views, nothing copied.
+
+    Apart from :func:`decode`, whose views every RNEA call builds: each view costs the call a
+    little, and the RNEA's kernels need none of these.
+    """
+    bits = blob.view(np.int64)
+    n = bits[0]
+    ints = bits[1:1 + n]
+    o = n - N_OFFSETS
+    nb = ints[H_NB]
+    nqf = ints[H_NQF]
+    nvf = ints[H_NVF]
+    b = HEADER + BODY_INTS * nb + nqf + nvf
+    return EomLayout(
+        ints[b:b + nvf], ints[b + nvf:b + 2 * nvf],
         blob[ints[o + R_POSE]:ints[o + R_POSE + 1]].reshape((nb, POSE_FLOATS)),
         blob[ints[o + R_COLUMN]:ints[o + R_COLUMN + 1]].reshape((nvf, COLUMN_FLOATS)),
         blob[ints[o + R_LINKS]:ints[o + R_LINKS + 1]].reshape(
@@ -276,9 +303,13 @@ class PackedModel:
         the model's link -> body map (for :func:`single_state_forces`).
     rnea1, gravity1, body_force1, mass1, coriolis1, jacobian1, regressor1
         the single-state entry points (:data:`ENTRY`), ``None`` until :meth:`bind_entry_points`
-        (which :func:`warm_up` calls); they return :data:`OK` or :data:`BAD_SIZES`.
+        (which :func:`warm_up` calls), the equations of motion's a stub that compiles them
+        until :func:`warm_up_eom`; they return :data:`OK` or :data:`BAD_SIZES`.
     link_index
-        link -> its row in the ``links`` region (the ``link`` of :func:`jacobian1`).
+        link -> its row in the ``links`` region.
+    jacobian_code
+        ``(link, frame)`` -> the ``code`` of :func:`jacobian1`: twice the link's row, plus
+        one for ``'local'``.
     square_shape, jacobian_shape, regressor_shape
         the shapes of one state's ``M`` and ``C``, ``J`` and ``Y``.
 
@@ -287,10 +318,10 @@ class PackedModel:
     # Slots: the single-state calls read a few attributes around a microsecond of kernel, and
     # a slot is the quickest attribute there is.
     __slots__ = ('nb', 'nqf', 'nvf', 'nq', 'nv', 'rotation', 'link_body', 'link_wrench_to_body',
-                 'link_index', 'blob', 'layout', 'source_inertia', 'zero_fext', 'rnea1',
-                 'gravity1', 'body_force1', 'mass1', 'coriolis1', 'jacobian1',
+                 'link_index', 'jacobian_code', 'blob', 'layout', 'source_inertia', 'zero_fext',
+                 'rnea1', 'gravity1', 'body_force1', 'mass1', 'coriolis1', 'jacobian1',
                  'regressor1', 'square_shape', 'jacobian_shape',
-                 'regressor_shape') + Layout._fields
+                 'regressor_shape', 'eom_layout') + Layout._fields + EomLayout._fields
 
     def __init__(self, model, inertia=None):
         """
@@ -333,6 +364,8 @@ class PackedModel:
             link: _rot6(rotation[b].T) @ model.link_force_to_body[link] @ SWAP
             for link, b in model.link_body.items() if b >= 0}
         self.link_index = {link: k for k, link in enumerate(model.link_names)}
+        self.jacobian_code = {(link, frame): 2 * k + local for link, k in self.link_index.items()
+                              for local, frame in enumerate(('world', 'local'))}
         links = np.zeros((len(model.link_names), LINK_FLOATS))
         for k, link in enumerate(model.link_names):
             b = model.link_body[link]
@@ -384,7 +417,7 @@ class PackedModel:
         self.source_inertia = inertia
         self.zero_fext = np.zeros((nb, 6))
         self.rnea1 = self.gravity1 = self.body_force1 = None
-        self.mass1 = self.coriolis1 = self.jacobian1 = self.regressor1 = None
+        self._bind_eom()
         # the shapes of the equations of motion's single-state results
         self.square_shape = (model.nv, model.nv)
         self.jacobian_shape = (6, model.nv)
@@ -395,15 +428,20 @@ class PackedModel:
         self.rnea1 = ENTRY['rnea1']
         self.gravity1 = ENTRY['gravity1']
         self.body_force1 = ENTRY['body_force1']
-        self.mass1 = ENTRY['mass1']
-        self.coriolis1 = ENTRY['coriolis1']
-        self.jacobian1 = ENTRY['jacobian1']
-        self.regressor1 = ENTRY['regressor1']
+        self._bind_eom()
+
+    def _bind_eom(self):
+        """Take the equations of motion's entry points, or stubs that compile them first."""
+        for name in EOM_ENTRIES:
+            setattr(self, name, ENTRY[name] if name in ENTRY else _CompileFirst(self, name))
 
     def _views(self):
         """Name the views of ``blob``: ``layout`` and an attribute for each of its fields."""
         self.layout = decode(self.blob)
         for name, view in zip(Layout._fields, self.layout):
+            setattr(self, name, view)
+        self.eom_layout = decode_eom(self.blob)
+        for name, view in zip(EomLayout._fields, self.eom_layout):
             setattr(self, name, view)
 
     def pack_inertia(self, inertia):
@@ -433,6 +471,7 @@ class PackedModel:
         other = copy.copy(self)
         other.blob = self.blob.copy()
         other._views()
+        other._bind_eom()
         other.inertia[...] = self.pack_inertia(inertia)
         other.source_inertia = inertia
         return other
@@ -495,6 +534,7 @@ def _kernel(**options):
 
 if AVAILABLE:
     _decode = _kernel(inline='always')(decode)
+    _decode_eom = _kernel(inline='always')(decode_eom)
 
     # 3-D vectors and matrices as tuples of scalars: numba keeps them in registers. A 3x3
     # matrix is a 9-tuple, row-major.
@@ -990,31 +1030,10 @@ if AVAILABLE:
                 A[2] * B[2] + A[5] * B[5] + A[8] * B[8])
 
     @_kernel(inline='always')
-    def _skew(x):
-        """``[x]x``: the 3x3 matrix of ``x`` cross (row-major, flat)."""
-        return (0.0, -x[2], x[1], x[2], 0.0, -x[0], -x[1], x[0], 0.0)
-
-    @_kernel(inline='always')
-    def _madd(A, B):
-        return (A[0] + B[0], A[1] + B[1], A[2] + B[2], A[3] + B[3], A[4] + B[4], A[5] + B[5],
-                A[6] + B[6], A[7] + B[7], A[8] + B[8])
-
-    @_kernel(inline='always')
-    def _mscale(s, A):
-        return (s * A[0], s * A[1], s * A[2], s * A[3], s * A[4], s * A[5], s * A[6], s * A[7],
-                s * A[8])
-
-    @_kernel(inline='always')
     def _dot6(aw, av, bw, bv):
         """Return the product of a motion and a force (two 6-vectors): ``a . b``."""
         return (aw[0] * bw[0] + aw[1] * bw[1] + aw[2] * bw[2] + av[0] * bv[0] + av[1] * bv[1]
                 + av[2] * bv[2])
-
-    @_kernel(inline='always')
-    def _row6_dot(a, i, col, w, v):
-        """``a[i, col:col + 6] . [w; v]``."""
-        return (a[i, col] * w[0] + a[i, col + 1] * w[1] + a[i, col + 2] * w[2]
-                + a[i, col + 3] * v[0] + a[i, col + 4] * v[1] + a[i, col + 5] * v[2])
 
     @_kernel(inline='always')
     def _inertia_product_at(a, i, col, w, v):
@@ -1029,29 +1048,6 @@ if AVAILABLE:
         return _add(ibar_w, _cross(h, v)), _sub(_scale(m, v), _cross(h, w))
 
     @_kernel(inline='always')
-    def _matrix6_product(a, i, col, w, v):
-        """Multiply ``[w; v]`` by the 6x6 matrix in the columns ``col...`` of ``a`` (row-major)."""
-        return ((_row6_dot(a, i, col, w, v), _row6_dot(a, i, col + 6, w, v),
-                 _row6_dot(a, i, col + 12, w, v)),
-                (_row6_dot(a, i, col + 18, w, v), _row6_dot(a, i, col + 24, w, v),
-                 _row6_dot(a, i, col + 30, w, v)))
-
-    @_kernel(inline='always')
-    def _matrix6_t_product(a, i, col, w, v):
-        """Multiply ``[w; v]`` by the transpose of the 6x6 matrix in the columns ``col...``."""
-        x = (w[0], w[1], w[2], v[0], v[1], v[2])
-        y0 = y1 = y2 = y3 = y4 = y5 = 0.0
-        for r in range(6):
-            k = col + 6 * r
-            y0 += a[i, k] * x[r]
-            y1 += a[i, k + 1] * x[r]
-            y2 += a[i, k + 2] * x[r]
-            y3 += a[i, k + 3] * x[r]
-            y4 += a[i, k + 4] * x[r]
-            y5 += a[i, k + 5] * x[r]
-        return (y0, y1, y2), (y3, y4, y5)
-
-    @_kernel(inline='always')
     def _packed_column(layout, i, jt, k):
         """Column ``k`` of body ``i``'s motion subspace, packed body coordinates."""
         if jt <= ONE_DOF:
@@ -1059,14 +1055,14 @@ if AVAILABLE:
         return _row3(layout.subspace, k, 0), _row3(layout.subspace, k, 3)
 
     @_kernel(inline='always')
-    def _world_pose(layout, i, E, r, jt, nj):
+    def _world_pose(layout, eom, i, E, r, jt, nj):
         """
         Store body ``i``'s pose and its joint's columns in world coordinates; return the pose.
 
         After the parent's: ``0_X_i^-1`` from ``E0 = E E0_parent``, ``r0 = r0_parent +
         E0_parent^T r``; a column ``(w, v)`` of the body is ``(E0^T w, E0^T v + r0 x E0^T w)``.
         """
-        pose, col = layout.pose, layout.column
+        pose, col = eom.pose, eom.column
         p = layout.body_ints[i, BI_PARENT]
         if p < 0:
             E0, r0 = E, r
@@ -1091,7 +1087,7 @@ if AVAILABLE:
         return E0, r0
 
     @_kernel(inline='always')
-    def _world_inertia(layout, i, E0, r0):
+    def _world_inertia(layout, eom, i, E0, r0):
         """
         Store body ``i``'s inertia in world coordinates as its composite inertia's start.
 
@@ -1099,7 +1095,7 @@ if AVAILABLE:
         ``p = r0`` to the world origin, ``h = h' + m p`` and ``Ibar = Ibar' + (2 h'.p + m p.p)
         1 - (h' p^T + p h'^T + m p p^T)`` (the second moment of mass grows by the bracket).
         """
-        inertia, pose = layout.inertia, layout.pose
+        inertia, pose = layout.inertia, eom.pose
         m = inertia[i, IN_MASS]
         h = _rotate_t(E0, _row3(inertia, i, IN_H))
         o = IN_ROT
@@ -1127,31 +1123,52 @@ if AVAILABLE:
         Echeandia & Wensing's ``B = (v x* I - I v x + crf_bar(I v)) / 2`` in world coordinates
         (Pinocchio's form; in body coordinates ``+ I v x``), with ``crf_bar(g) u = u x* g``:
         ``B v = v x* I v`` and ``B + B^T = v x* I - I v x``, the rate of change of the world
-        inertia. In blocks, with ``W = [w]x``, ``V = [v]x``, ``H = [h]x`` and ``I v = (n, f)``:
-        ``B11 = (W Ibar - Ibar W - V H - H V - [n]x) / 2``, ``B12 = (W H - H W + m V - [f]x)
-        / 2``, ``B21 = (H W - W H - m V - [f]x) / 2``, ``B22 = 0``.
+        inertia. With ``W = [w]x``, ``I v = (n, f)`` and ``[a]x [b]x = b a^T - (a.b) 1`` its
+        blocks are ``B11 = Sym - [n / 2]x``, ``Sym = (W Ibar + (W Ibar)^T - h v^T - v h^T) / 2
+        + (v.h) 1``, ``B12 = [beta]x``, ``beta = (w x h + m v - f) / 2``, ``B21 = [gamma]x``,
+        ``gamma = -(w x h + m v + f) / 2``, ``B22 = 0``: fifteen numbers, stored as ``Sym``,
+        ``n / 2``, ``beta``, ``gamma`` (sums of them are the composite's).
         """
         m = pose[i, P_IC + IN_MASS]
         h = _row3(pose, i, P_IC + IN_H)
         o = P_IC + IN_ROT
-        Ib = (pose[i, o], pose[i, o + 1], pose[i, o + 2], pose[i, o + 1], pose[i, o + 3],
-              pose[i, o + 4], pose[i, o + 2], pose[i, o + 4], pose[i, o + 5])
+        xx, xy, xz, yy, yz, zz = pose[i, o], pose[i, o + 1], pose[i, o + 2], pose[i, o + 3], \
+            pose[i, o + 4], pose[i, o + 5]
         n, f = _inertia_product_at(pose, i, P_IC, w, v)
-        W, V, H = _skew(w), _skew(v), _skew(h)
-        WH_HW = _madd(_matmul(W, H), _mscale(-1.0, _matmul(H, W)))
-        mV = _mscale(m, V)
-        F = _skew(f)
-        B11 = _mscale(0.5, _madd(_madd(_matmul(W, Ib), _mscale(-1.0, _matmul(Ib, W))),
-                                 _mscale(-1.0, _madd(_madd(_matmul(V, H), _matmul(H, V)),
-                                                     _skew(n)))))
-        B12 = _mscale(0.5, _madd(_madd(WH_HW, mV), _mscale(-1.0, F)))
-        B21 = _mscale(-0.5, _madd(_madd(WH_HW, mV), F))
-        for r in range(3):
-            for c in range(3):
-                pose[i, P_BC + 6 * r + c] = B11[3 * r + c]
-                pose[i, P_BC + 6 * r + 3 + c] = B12[3 * r + c]
-                pose[i, P_BC + 18 + 6 * r + c] = B21[3 * r + c]
-                pose[i, P_BC + 21 + 6 * r + c] = 0.0
+        # the columns of W Ibar: w x (each column of Ibar)
+        c0, c1, c2 = _cross(w, (xx, xy, xz)), _cross(w, (xy, yy, yz)), _cross(w, (xz, yz, zz))
+        vh = _dot(v, h)
+        b = P_BC
+        pose[i, b] = c0[0] - h[0] * v[0] + vh
+        pose[i, b + 1] = 0.5 * (c1[0] + c0[1]) - 0.5 * (h[0] * v[1] + v[0] * h[1])
+        pose[i, b + 2] = 0.5 * (c2[0] + c0[2]) - 0.5 * (h[0] * v[2] + v[0] * h[2])
+        pose[i, b + 3] = c1[1] - h[1] * v[1] + vh
+        pose[i, b + 4] = 0.5 * (c2[1] + c1[2]) - 0.5 * (h[1] * v[2] + v[1] * h[2])
+        pose[i, b + 5] = c2[2] - h[2] * v[2] + vh
+        _put3(pose, i, b + 6, _scale(0.5, n))
+        wh_mv = _add(_cross(w, h), _scale(m, v))
+        _put3(pose, i, b + 9, _scale(0.5, _sub(wh_mv, f)))
+        _put3(pose, i, b + 12, _scale(-0.5, _add(wh_mv, f)))
+
+    @_kernel(inline='always')
+    def _b_product(pose, i, w, v, transpose):
+        """
+        Multiply ``[w; v]`` by the (composite) ``B`` of body ``i``, or by its transpose.
+
+        ``B [w; v] = (Sym w - n/2 x w + beta x v, gamma x w)``; ``B^T [w; v] = (Sym w +
+        n/2 x w - gamma x v, -beta x w)`` (see :func:`_world_b`).
+        """
+        b = P_BC
+        xx, xy, xz, yy, yz, zz = pose[i, b], pose[i, b + 1], pose[i, b + 2], pose[i, b + 3], \
+            pose[i, b + 4], pose[i, b + 5]
+        sym = (xx * w[0] + xy * w[1] + xz * w[2], xy * w[0] + yy * w[1] + yz * w[2],
+               xz * w[0] + yz * w[1] + zz * w[2])
+        half_n = _row3(pose, i, b + 6)
+        beta = _row3(pose, i, b + 9)
+        gamma = _row3(pose, i, b + 12)
+        if transpose:
+            return _sub(_add(sym, _cross(half_n, w)), _cross(gamma, v)), _cross(w, beta)
+        return _add(_sub(sym, _cross(half_n, w)), _cross(beta, v)), _cross(gamma, w)
 
     @_kernel(inline='always')
     def _add_pair(out, src, mult, a, c, value):
@@ -1177,7 +1194,7 @@ if AVAILABLE:
                     pose[p, k] += pose[i, k]
 
     @_kernel()
-    def _mass_state(layout, out):
+    def _mass_state(layout, eom, out):
         """
         Compute ``M`` of the positions in ``qf`` into ``out`` ``(nv, nv)``.
 
@@ -1185,16 +1202,16 @@ if AVAILABLE:
         ``i``, and for a column ``a`` of body ``i`` and ``c`` on its way to the root
         (``column_parent``), ``Mf[a, c] = (Ic_i s_a) . s_c``.
         """
-        bi, pose, col = layout.body_ints, layout.pose, layout.column
+        bi, pose, col = layout.body_ints, eom.pose, eom.column
         nb = layout.header[H_NB]
         for i in range(nb):
             E, r, nj = _joint_transform(layout, i)
-            E0, r0 = _world_pose(layout, i, E, r, bi[i, BI_JTYPE], nj)
-            _world_inertia(layout, i, E0, r0)
+            E0, r0 = _world_pose(layout, eom, i, E, r, bi[i, BI_JTYPE], nj)
+            _world_inertia(layout, eom, i, E0, r0)
         _accumulate(pose, bi, nb, P_IC, INERTIA_FLOATS)
         _zero(out)
-        src, mult, parent, owner = (layout.v_src, layout.v_mult, layout.column_parent,
-                                    layout.column_body)
+        src, mult, parent, owner = (layout.v_src, layout.v_mult, eom.column_parent,
+                                    eom.column_body)
         for a in range(col.shape[0]):
             uw, uv = _inertia_product_at(pose, owner[a], P_IC, _row3(col, a, C_S),
                                          _row3(col, a, C_S + 3))
@@ -1205,7 +1222,7 @@ if AVAILABLE:
                 c = parent[c]
 
     @_kernel()
-    def _coriolis_state(layout, out):
+    def _coriolis_state(layout, eom, out):
         """
         Compute ``C`` of the state in ``qf``, ``vf`` into ``out`` ``(nv, nv)``.
 
@@ -1215,14 +1232,14 @@ if AVAILABLE:
         ``c`` on its way to the root (``column_parent``), ``Cf[a, c] = (Ic s_a) . sd_c +
         (Bc^T s_a) . s_c`` and ``Cf[c, a] = s_c . (Ic sd_a + Bc s_a)``.
         """
-        bi, body, pose, col, vf = (layout.body_ints, layout.body, layout.pose, layout.column,
+        bi, body, pose, col, vf = (layout.body_ints, layout.body, eom.pose, eom.column,
                                    layout.vf)
         nb = layout.header[H_NB]
         zero = (0.0, 0.0, 0.0)
         for i in range(nb):
             jt = bi[i, BI_JTYPE]
             E, r, nj = _joint_transform(layout, i)
-            E0, r0 = _world_pose(layout, i, E, r, jt, nj)
+            E0, r0 = _world_pose(layout, eom, i, E, r, jt, nj)
             p = bi[i, BI_PARENT]
             w, v = (zero, zero) if p < 0 else (_row3(pose, p, P_W), _row3(pose, p, P_V))
             vs = bi[i, BI_V_START]
@@ -1240,18 +1257,18 @@ if AVAILABLE:
                     dv = _add(dv, _rotate_t(E0, turn))
                 _put3(col, k, C_SD, dw)
                 _put3(col, k, C_SD + 3, dv)
-            _world_inertia(layout, i, E0, r0)
+            _world_inertia(layout, eom, i, E0, r0)
             _world_b(pose, i, w, v)
-        _accumulate(pose, bi, nb, P_IC, INERTIA_FLOATS + 36)
+        _accumulate(pose, bi, nb, P_IC, INERTIA_FLOATS + B_FLOATS)
         _zero(out)
-        src, mult, parent, owner = (layout.v_src, layout.v_mult, layout.column_parent,
-                                    layout.column_body)
+        src, mult, parent, owner = (layout.v_src, layout.v_mult, eom.column_parent,
+                                    eom.column_body)
         for a in range(col.shape[0]):
             i = owner[a]
             sw, sv = _row3(col, a, C_S), _row3(col, a, C_S + 3)
             uw, uv = _inertia_product_at(pose, i, P_IC, sw, sv)
-            bw, bv = _matrix6_t_product(pose, i, P_BC, sw, sv)
-            zw, zv = _matrix6_product(pose, i, P_BC, sw, sv)
+            bw, bv = _b_product(pose, i, sw, sv, True)
+            zw, zv = _b_product(pose, i, sw, sv, False)
             dw, dv = _inertia_product_at(pose, i, P_IC, _row3(col, a, C_SD),
                                          _row3(col, a, C_SD + 3))
             zw, zv = _add(zw, dw), _add(zv, dv)
@@ -1269,28 +1286,54 @@ if AVAILABLE:
                 c = parent[c]
 
     @_kernel(inline='always')
-    def _parameter_force(p, w, v):
-        """Column ``p`` of ``A(u)`` with ``I u = A(u) pi`` for ``u = (w, v)`` (Eq. 2.63)."""
-        zero = (0.0, 0.0, 0.0)
-        if p == 0:  # m
-            return zero, v
-        if p <= 3:  # h along axis p - 1: (e x v, w x e)
-            e = (1.0 if p == 1 else 0.0, 1.0 if p == 2 else 0.0, 1.0 if p == 3 else 0.0)
-            return _cross(e, v), _cross(w, e)
+    def _unit_cross(k, u):
+        """``e_k x u`` for the unit vector ``e_k`` along axis ``k``."""
+        if k == 0:
+            return 0.0, -u[2], u[1]
+        if k == 1:
+            return u[2], 0.0, -u[0]
+        return -u[1], u[0], 0.0
+
+    @_kernel(inline='always')
+    def _rotational_column(p, w):
+        """``Ibar_p w`` for the rotational inertia whose only parameter ``p`` (4-9) is 1."""
         if p == 4:  # ixx
-            return (w[0], 0.0, 0.0), zero
+            return w[0], 0.0, 0.0
         if p == 5:  # ixy
-            return (w[1], w[0], 0.0), zero
+            return w[1], w[0], 0.0
         if p == 6:  # ixz
-            return (w[2], 0.0, w[0]), zero
+            return w[2], 0.0, w[0]
         if p == 7:  # iyy
-            return (0.0, w[1], 0.0), zero
+            return 0.0, w[1], 0.0
         if p == 8:  # iyz
-            return (0.0, w[2], w[1]), zero
-        return (0.0, 0.0, w[2]), zero  # izz
+            return 0.0, w[2], w[1]
+        return 0.0, 0.0, w[2]  # izz
+
+    @_kernel(inline='always')
+    def _parameter_forces(forces, w, v, aw, al):
+        """
+        Write the body force ``I_p a + v x* I_p v`` of each inertial parameter into ``forces``.
+
+        ``I_p``: the inertia whose only parameter ``p`` is 1 (Eq. 2.63: ``I u = (Ibar w + h x
+        u_lin, m u_lin - h x w)``), velocity ``(w, v)`` and acceleration ``(aw, al)``; row ``p``
+        gets ``(n, f)``. The mass: ``(0, al + w x v)``; a first moment along ``e_k``: ``(e_k x
+        al, aw x e_k) + v x* (e_k x v, w x e_k)``; a rotational one: ``(Ibar_p aw + w x Ibar_p
+        w, 0)``.
+        """
+        zero = (0.0, 0.0, 0.0)
+        _put3(forces, 0, 0, zero)
+        _put3(forces, 0, 3, _add(al, _cross(w, v)))
+        for k in range(3):
+            cn, cf = _force_cross(w, v, _unit_cross(k, v), _scale(-1.0, _unit_cross(k, w)))
+            _put3(forces, 1 + k, 0, _add(_unit_cross(k, al), cn))
+            _put3(forces, 1 + k, 3, _sub(cf, _unit_cross(k, aw)))
+        for p in range(4, INERTIA_FLOATS):
+            _put3(forces, p, 0, _add(_rotational_column(p, aw),
+                                     _cross(w, _rotational_column(p, w))))
+            _put3(forces, p, 3, zero)
 
     @_kernel()
-    def _regressor_state(layout, out):
+    def _regressor_state(layout, eom, out):
         """
         Compute ``Y`` of the state in ``qf``, ``vf``, ``af`` into ``out`` ``(nv, 10 nb)``.
 
@@ -1299,28 +1342,27 @@ if AVAILABLE:
         goes to world coordinates, and ``Yf[a, 10 i + p]`` is its product with the world
         column ``s_a`` of every joint from the root to body ``i``.
         """
-        bi, body, pose, col = layout.body_ints, layout.body, layout.pose, layout.column
+        bi, body, pose, col = layout.body_ints, layout.body, eom.pose, eom.column
         nb = layout.header[H_NB]
         for i in range(nb):
             E, r, nj = _joint_transform(layout, i)
             _body_motion(layout, i, E, r, nj)
-            _world_pose(layout, i, E, r, bi[i, BI_JTYPE], nj)
+            _world_pose(layout, eom, i, E, r, bi[i, BI_JTYPE], nj)
         _zero(out)
-        src, mult, parent, wb, forces = (layout.v_src, layout.v_mult, layout.column_parent,
-                                         layout.work, layout.forces)
+        src, mult, parent, wb, forces = (layout.v_src, layout.v_mult, eom.column_parent,
+                                         layout.work, eom.forces)
         for i in range(nb):
             Q = _row9(body, i, B_Q)
             to_model = _matmul(Q, _row9(pose, i, P_E0))  # world -> model body axes
             r0 = _row3(pose, i, P_R0)
             w, v = _rotate(Q, _row3(wb, i, W_W)), _rotate(Q, _row3(wb, i, W_V))
             aw, al = _rotate(Q, _row3(wb, i, W_AW)), _rotate(Q, _row3(wb, i, W_AL))
-            for p in range(INERTIA_FLOATS):
-                n, f = _parameter_force(p, aw, al)
-                pn, pf = _parameter_force(p, w, v)
-                cn, cf = _force_cross(w, v, pn, pf)
-                fw = _rotate_t(to_model, _add(f, cf))
+            _parameter_forces(forces, w, v, aw, al)
+            for p in range(INERTIA_FLOATS):  # to world coordinates (no linear force from 4 on)
+                fw = _rotate_t(to_model, _row3(forces, p, 3)) if p < 4 else (0.0, 0.0, 0.0)
                 _put3(forces, p, 3, fw)
-                _put3(forces, p, 0, _add(_rotate_t(to_model, _add(n, cn)), _cross(r0, fw)))
+                _put3(forces, p, 0, _add(_rotate_t(to_model, _row3(forces, p, 0)),
+                                         _cross(r0, fw)))
             first = INERTIA_FLOATS * i
             a = bi[i, BI_V_START] + _dofs(bi[i, BI_JTYPE]) - 1  # the body's last column
             while a >= 0:
@@ -1333,22 +1375,24 @@ if AVAILABLE:
                 a = parent[a]
 
     @_kernel()
-    def _jacobian_state(layout, link, local, out):
+    def _jacobian_state(layout, eom, code, out):
         """
-        Compute the Jacobian of ``link`` at the positions in ``qf`` into ``out`` ``(6, nv)``.
+        Compute a Jacobian at the positions in ``qf`` into ``out`` ``(6, nv)``.
 
-        Walks from the link's body to the root with ``X = link_X_j``: the column of joint
-        ``j`` is ``X S_j``, in link coordinates (``local``); turned by ``E^T`` of
-        ``link_X_root`` for world axes. Linear rows first.
+        ``code``: twice the link's row in ``links``, plus one for the link's axes. Walks from
+        the link's body to the root with ``X = link_X_j``: the column of joint ``j`` is
+        ``X S_j``, in link coordinates (kept in the ``column`` rows); then along the same path
+        again, each column turned by ``E^T`` of ``link_X_root`` for world axes, and folded
+        into ``out``, linear rows first.
         """
-        bi, links = layout.body_ints, layout.links
+        bi, links, col = layout.body_ints, eom.links, eom.column
+        link = code // 2
         _zero(out)
         b = np.int64(links[link, L_BODY])
         if b < 0:
             return
         E = _row9(links, link, L_E)
         r = _row3(links, link, L_R)
-        src, mult = layout.v_src, layout.v_mult
         j = b
         while j >= 0:
             jt = bi[j, BI_JTYPE]
@@ -1363,38 +1407,44 @@ if AVAILABLE:
             for k in range(vs, vs + nj):
                 sw, sv = _packed_column(layout, j, jt, k)
                 w, v = _motion_transform(E, r, sw, sv)
-                m = mult[k]
-                for row in range(3):
-                    out[row, src[k]] += m * v[row]
-                    out[3 + row, src[k]] += m * w[row]
+                _put3(col, k, C_S, w)
+                _put3(col, k, C_S + 3, v)
             # link_X_parent = link_X_j j_X_parent: rot(E Ej) xlt(Ej^T r + rj)
             r = _add(_rotate_t(Ej, r), rj)
             E = _matmul(E, Ej)
             j = bi[j, BI_PARENT]
-        if not local:  # E: root -> link axes
-            for c in range(out.shape[1]):
-                v = _rotate_t(E, (out[0, c], out[1, c], out[2, c]))
-                w = _rotate_t(E, (out[3, c], out[4, c], out[5, c]))
-                for row in range(3):
-                    out[row, c] = v[row]
-                    out[3 + row, c] = w[row]
+        local = code % 2 == 1
+        src, mult, parent = layout.v_src, layout.v_mult, eom.column_parent
+        k = bi[b, BI_V_START] + _dofs(bi[b, BI_JTYPE]) - 1  # the body's last column
+        while k >= 0:
+            w, v = _row3(col, k, C_S), _row3(col, k, C_S + 3)
+            if not local:  # E: root -> link axes
+                w, v = _rotate_t(E, w), _rotate_t(E, v)
+            m = mult[k]
+            c = src[k]
+            for row in range(3):
+                out[row, c] += m * v[row]
+                out[3 + row, c] += m * w[row]
+            k = parent[k]
 
     @_kernel()
     def mass1(blob, q, out):
         """``M`` of one state into ``out``: :data:`OK`, or :data:`BAD_SIZES` (nothing done)."""
         layout = _decode(blob)
+        eom = _decode_eom(blob)
         hdr = layout.header
         nv = hdr[H_NV]
         if q.shape[0] != hdr[H_NQ] or out.shape[0] != nv or out.shape[1] != nv:
             return BAD_SIZES
         _positions(layout, q)
-        _mass_state(layout, out)
+        _mass_state(layout, eom, out)
         return OK
 
     @_kernel()
     def coriolis1(blob, q, qd, out):
         """``C`` of one state into ``out``: :data:`OK` or :data:`BAD_SIZES`."""
         layout = _decode(blob)
+        eom = _decode_eom(blob)
         hdr = layout.header
         nv = hdr[H_NV]
         if q.shape[0] != hdr[H_NQ] or qd.shape[0] != nv or out.shape[0] != nv or \
@@ -1402,25 +1452,31 @@ if AVAILABLE:
             return BAD_SIZES
         _positions(layout, q)
         _rates(layout, qd, qd)
-        _coriolis_state(layout, out)
+        _coriolis_state(layout, eom, out)
         return OK
 
     @_kernel()
-    def jacobian1(blob, q, link, local, out):
-        """Compute the Jacobian of link number ``link``: :data:`OK` or :data:`BAD_SIZES`."""
+    def jacobian1(blob, q, code, out):
+        """
+        Compute the Jacobian of :data:`PackedModel.jacobian_code` ``code``.
+
+        Returns :data:`OK` or :data:`BAD_SIZES`.
+        """
         layout = _decode(blob)
+        eom = _decode_eom(blob)
         hdr = layout.header
         if q.shape[0] != hdr[H_NQ] or out.shape[0] != 6 or out.shape[1] != hdr[H_NV] or \
-                not 0 <= link < layout.links.shape[0]:
+                not 0 <= code < 2 * eom.links.shape[0]:
             return BAD_SIZES
         _positions(layout, q)
-        _jacobian_state(layout, link, local, out)
+        _jacobian_state(layout, eom, code, out)
         return OK
 
     @_kernel()
     def regressor1(blob, q, qd, qdd, out):
         """``Y`` of one state into ``out``: :data:`OK` or :data:`BAD_SIZES`."""
         layout = _decode(blob)
+        eom = _decode_eom(blob)
         hdr = layout.header
         nv = hdr[H_NV]
         if q.shape[0] != hdr[H_NQ] or qd.shape[0] != nv or qdd.shape[0] != nv or \
@@ -1428,41 +1484,40 @@ if AVAILABLE:
             return BAD_SIZES
         _positions(layout, q)
         _rates(layout, qd, qdd)
-        _regressor_state(layout, out)
+        _regressor_state(layout, eom, out)
         return OK
 
     @_kernel(inline='always')
-    def _eom_batch_state(layout, what, q, qd, qdd, link, local, out, s):
+    def _eom_batch_state(layout, eom, what, q, qd, qdd, code, out, s):
         """State ``s`` of an equations-of-motion batch (``what``: an ``EOM_`` code)."""
         _positions(layout, q[s])
         if what == EOM_MASS:
-            _mass_state(layout, out[s])
+            _mass_state(layout, eom, out[s])
         elif what == EOM_CORIOLIS:
             _rates(layout, qd[s], qd[s])
-            _coriolis_state(layout, out[s])
+            _coriolis_state(layout, eom, out[s])
         elif what == EOM_JACOBIAN:
-            _jacobian_state(layout, link, local, out[s])
+            _jacobian_state(layout, eom, code, out[s])
         else:
             _rates(layout, qd[s], qdd[s])
-            _regressor_state(layout, out[s])
-
-    @_kernel()
-    def _eom_batch(blob, what, q, qd, qdd, link, local, out):
-        """Run an equations-of-motion state kernel over ``q (B, nq)`` into ``out (B, ., .)``."""
-        layout = _decode(blob)
-        for s in range(q.shape[0]):
-            _eom_batch_state(layout, what, q, qd, qdd, link, local, out, s)
+            _regressor_state(layout, eom, out[s])
 
     @_kernel(parallel=True)
-    def _eom_batch_parallel(blobs, what, q, qd, qdd, link, local, out):
-        """Run :func:`_eom_batch` in ranges on numba's threads, a blob copy per range."""
+    def _eom_batch_parallel(blobs, what, q, qd, qdd, code, out):
+        """
+        Run an equations-of-motion state kernel over ``q (B, nq)`` into ``out (B, ., .)``.
+
+        In as many ranges as ``blobs`` has rows (copies of the blob: a workspace each), on
+        numba's threads; with one row, on the calling thread's share of them only.
+        """
         count = q.shape[0]
         chunks = blobs.shape[0]
         size = (count + chunks - 1) // chunks
         for c in prange(chunks):
             layout = _decode(blobs[c])
+            eom = _decode_eom(blobs[c])
             for s in range(c * size, min(count, (c + 1) * size)):
-                _eom_batch_state(layout, what, q, qd, qdd, link, local, out, s)
+                _eom_batch_state(layout, eom, what, q, qd, qdd, code, out, s)
 
 #: Batches at least this large are spread over numba's threads (all cores by default; set
 #: NUMBA_NUM_THREADS to limit them).
@@ -1490,31 +1545,31 @@ def rnea_batch(packed, q, qd, qdd, fext, tau, mode=MODE_FULL):
         _batch(packed.blob.copy(), q, qd, qdd, fext, tau, mode)
 
 
-def eom_batch(packed, what, q, qd, qdd, link, local, out):
+def eom_batch(packed, what, q, qd, qdd, code, out):
     """
     Run an equations-of-motion kernel on a batch (``what``: an ``EOM_`` code).
 
     ``q``, ``qd``, ``qdd``: contiguous, writable ``(B, n)`` float64 arrays (``qd``, ``qdd``
-    any such array where unused); ``link``, ``local``: the link number and frame of
-    :data:`EOM_JACOBIAN`; ``out`` ``(B, rows, columns)`` contiguous receives the results. Like
-    :func:`rnea_batch`, on copies of the workspace.
+    any such array where unused); ``code``: the link and frame of :data:`EOM_JACOBIAN`
+    (:attr:`PackedModel.jacobian_code`); ``out`` ``(B, rows, columns)`` contiguous receives the
+    results. Like :func:`rnea_batch`, on copies of the workspace.
     """
+    if 'mass1' not in ENTRY:
+        warm_up_eom(packed)
     threads = numba.get_num_threads()
-    if threads > 1 and q.shape[0] >= PARALLEL_BATCH:
-        _eom_batch_parallel(np.tile(packed.blob, (threads, 1)), what, q, qd, qdd, link, local,
-                            out)
-    else:
-        _eom_batch(packed.blob.copy(), what, q, qd, qdd, link, local, out)
+    # one kernel for every size (each kernel compiled costs seconds): a small batch is one
+    # range, which runs on one thread
+    chunks = threads if q.shape[0] >= PARALLEL_BATCH else 1
+    _eom_batch_parallel(np.tile(packed.blob, (chunks, 1)), what, q, qd, qdd, code, out)
 
 
 #: The steps of :func:`warm_up`, in order, as its ``progress`` callback names them.
-WARM_UP_STEPS = ('rnea1', 'gravity1', 'body_force1', 'mass1', 'coriolis1', 'jacobian1',
-                 'regressor1', 'batch', 'parallel batch')
+WARM_UP_STEPS = ('rnea1', 'gravity1', 'body_force1', 'batch', 'parallel batch')
 
 
 def warm_up(packed, progress=None):
     """
-    Compile every kernel, run each once on ``packed`` and give it its entry points.
+    Compile the RNEA's kernels, run each once on ``packed`` and give it its entry points.
 
     Compiles (or loads from numba's on-disk cache) the single-state kernels, fills
     :data:`ENTRY`, then the batch kernels, serial and parallel, so that a model that puts
@@ -1543,16 +1598,11 @@ def warm_up(packed, progress=None):
     vec = types.float64[::1]
     any_vec = types.Array(types.float64, 1, 'A', readonly=True)  # q, qd, qdd: only read
     forces = types.float64[:, ::1]
-    matrix = types.float64[:, ::1]
     signatures = {
         'rnea1': (rnea1, (vec, any_vec, any_vec, any_vec, forces, vec)),
         'gravity1': (gravity1, (vec, any_vec, forces, vec)),
         'body_force1': (body_force1, (vec, any_vec, any_vec, any_vec, forces, types.boolean,
                                       types.int64, vec)),
-        'mass1': (mass1, (vec, any_vec, matrix)),
-        'coriolis1': (coriolis1, (vec, any_vec, any_vec, matrix)),
-        'jacobian1': (jacobian1, (vec, any_vec, types.int64, types.boolean, matrix)),
-        'regressor1': (regressor1, (vec, any_vec, any_vec, any_vec, matrix)),
     }
     for name, (dispatcher, signature) in signatures.items():
         step(name)
@@ -1566,8 +1616,7 @@ def warm_up(packed, progress=None):
     # disk cache they have no signature in this process, and the batch kernels come from the
     # cache too; freezing them then would leave a batch kernel compiled later nothing to
     # call: numba's TypingError.)
-    for kernel in (_rnea_state, _static_state, _mass_state, _coriolis_state, _jacobian_state,
-                   _regressor_state):
+    for kernel in (_rnea_state, _static_state):
         if kernel.signatures:
             kernel.disable_compile()
     packed.bind_entry_points()
@@ -1578,14 +1627,6 @@ def warm_up(packed, progress=None):
     if packed.rnea1(packed.blob, q, zero, zero, fext, tau) != OK or \
             packed.gravity1(packed.blob, q, fext, tau) != OK:
         raise RuntimeError('the compiled kernels refused a neutral state')
-    nv, width = packed.nv, INERTIA_FLOATS * packed.nb
-    outs = {EOM_MASS: (nv, nv), EOM_CORIOLIS: (nv, nv), EOM_JACOBIAN: (6, nv),
-            EOM_REGRESSOR: (nv, width)}
-    if packed.mass1(packed.blob, q, np.empty(outs[EOM_MASS])) != OK or \
-            packed.coriolis1(packed.blob, q, zero, np.empty(outs[EOM_CORIOLIS])) != OK or \
-            packed.jacobian1(packed.blob, q, 0, False, np.empty(outs[EOM_JACOBIAN])) != OK or \
-            packed.regressor1(packed.blob, q, zero, zero, np.empty(outs[EOM_REGRESSOR])) != OK:
-        raise RuntimeError('the compiled equations of motion refused a neutral state')
     # The batch kernels, on two states of the same arrays _compiled_batch passes.
     q = np.tile(q, (2, 1))
     zero = np.zeros((2, packed.nv))
@@ -1594,18 +1635,102 @@ def warm_up(packed, progress=None):
     step('batch')
     for mode in (MODE_FULL, MODE_STATIC):
         _batch(packed.blob.copy(), q, zero, zero, fext, tau, mode)
-    results = {what: np.empty((2,) + shape) for what, shape in outs.items()}
-    for what, out in results.items():
-        _eom_batch(packed.blob.copy(), what, q, zero, zero, 0, False, out)
     step('parallel batch')
     for mode in (MODE_FULL, MODE_STATIC):
         _batch_parallel(np.tile(packed.blob, (2, 1)), q, zero, zero, fext, tau, mode)
-    for what, out in results.items():
-        _eom_batch_parallel(np.tile(packed.blob, (2, 1)), what, q, zero, zero, 0, False, out)
-    if not np.all(np.isfinite(tau)) or \
-            not all(np.all(np.isfinite(out)) for out in results.values()):
-        raise RuntimeError('the compiled batch kernels gave non-finite results at a neutral '
+    if not np.all(np.isfinite(tau)):
+        raise RuntimeError('the compiled batch kernels gave non-finite torques at a neutral '
                            'state')
+
+
+#: The steps of :func:`warm_up_eom`, in order, as its ``progress`` callback names them.
+EOM_STEPS = ('mass1', 'coriolis1', 'jacobian1', 'regressor1', 'equations of motion batch')
+_EOM_LOCK = threading.Lock()
+
+
+def warm_up_eom(packed, progress=None):
+    """
+    Compile the equations of motion's kernels and give ``packed`` their entry points.
+
+    Like :func:`warm_up`, for :data:`EOM_STEPS`: they cost three times the RNEA's kernels to
+    compile, so a model compiles them when it first needs them (the first call of
+    :func:`~rbd_dynamics.mass_matrix` and the others, through the stubs a packed model starts
+    with), not with the RNEA's; ``python -m rbd_dynamics precompile`` puts them in numba's disk
+    cache too, from which a process loads them in a fraction of a second. Thread-safe: the
+    kernels compile once per process.
+
+    Raises
+    ------
+    RuntimeError
+        a kernel refused the neutral state of ``packed``.
+
+    """
+    def step(name):
+        if progress is not None:
+            progress(name, EOM_STEPS.index(name), len(EOM_STEPS))
+
+    vec = types.float64[::1]
+    any_vec = types.Array(types.float64, 1, 'A', readonly=True)  # q, qd, qdd: only read
+    matrix = types.float64[:, ::1]
+    signatures = {
+        'mass1': (mass1, (vec, any_vec, matrix)),
+        'coriolis1': (coriolis1, (vec, any_vec, any_vec, matrix)),
+        'jacobian1': (jacobian1, (vec, any_vec, types.int64, matrix)),
+        'regressor1': (regressor1, (vec, any_vec, any_vec, any_vec, matrix)),
+    }
+    with _EOM_LOCK:
+        fresh = 'mass1' not in ENTRY
+        for name, (dispatcher, signature) in signatures.items():
+            step(name)
+            if name not in ENTRY:
+                dispatcher.compile(signature)
+                dispatcher.disable_compile()
+                ENTRY[name] = _entry_point(dispatcher)
+        # (see warm_up)
+        for kernel in (_mass_state, _coriolis_state, _jacobian_state, _regressor_state):
+            if kernel.signatures:
+                kernel.disable_compile()
+        packed.bind_entry_points()
+        q = _neutral(packed)
+        zero = np.zeros(packed.nv)
+        nv = packed.nv
+        outs = {EOM_MASS: (nv, nv), EOM_CORIOLIS: (nv, nv), EOM_JACOBIAN: (6, nv),
+                EOM_REGRESSOR: (nv, INERTIA_FLOATS * packed.nb)}
+        if packed.mass1(packed.blob, q, np.empty(outs[EOM_MASS])) != OK or \
+                packed.coriolis1(packed.blob, q, zero, np.empty(outs[EOM_CORIOLIS])) != OK or \
+                packed.jacobian1(packed.blob, q, 0, np.empty(outs[EOM_JACOBIAN])) != OK or \
+                packed.regressor1(packed.blob, q, zero, zero,
+                                  np.empty(outs[EOM_REGRESSOR])) != OK:
+            raise RuntimeError('the compiled equations of motion refused a neutral state')
+        step('equations of motion batch')
+        if fresh:  # the batch kernel, on two states of the arrays eom_batch's callers pass
+            q = np.tile(q, (2, 1))
+            zero = np.zeros((2, nv))
+            for what, shape in outs.items():
+                out = np.empty((2,) + shape)
+                _eom_batch_parallel(np.tile(packed.blob, (2, 1)), what, q, zero, zero, 0, out)
+                if not np.all(np.isfinite(out)):
+                    raise RuntimeError('the compiled equations of motion gave non-finite '
+                                       'results at a neutral state')
+
+
+class _CompileFirst:
+    """
+    An equations-of-motion entry point of a packed model before :func:`warm_up_eom`.
+
+    Called like the entry point, it compiles (or loads) the kernels, which replaces it on the
+    packed model with the compiled one, and calls that.
+    """
+
+    __slots__ = ('packed', 'name')
+
+    def __init__(self, packed, name):
+        self.packed = packed
+        self.name = name
+
+    def __call__(self, *args):
+        warm_up_eom(self.packed)
+        return ENTRY[self.name](*args)
 
 
 def _entry_point(dispatcher):

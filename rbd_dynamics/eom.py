@@ -67,7 +67,7 @@ def _checked_out(out, shape):
     return out
 
 
-def _compiled(packed, what, q, qd, qdd, shape, out, link=0, local=False):
+def _compiled(packed, what, q, qd, qdd, shape, out, code=0):
     """
     Run the compiled batch kernel ``what`` on checked ``(B, n)`` arrays.
 
@@ -78,7 +78,7 @@ def _compiled(packed, what, q, qd, qdd, shape, out, link=0, local=False):
     q = np.require(q, np.float64, ('C', 'W'))
     qd = q if qd is None else np.require(qd, np.float64, ('C', 'W'))
     qdd = q if qdd is None else np.require(qdd, np.float64, ('C', 'W'))
-    dynamics._fast.eom_batch(packed, what, q, qd, qdd, link, local, result)
+    dynamics._fast.eom_batch(packed, what, q, qd, qdd, code, result)
     return out if out is not None else result
 
 
@@ -382,18 +382,20 @@ def jacobian(model, q, link, frame='world', out=None):
     """
     runtime = model.runtime
     packed = runtime.packed
-    if packed is not None and q.__class__ is _ndarray and q.dtype is _F8 and q.ndim == 1 and \
-            link.__class__ is str and frame.__class__ is str:
-        index = packed.link_index.get(link)
-        if out is None:
-            J = _empty(packed.jacobian_shape)
-        elif _fits(out, packed.jacobian_shape):
-            J = out
-        else:
-            J = None
-        if index is not None and J is not None and (frame == 'world' or frame == 'local') and \
-                packed.jacobian1(packed.blob, q, index, frame == 'local', J) == dynamics.OK:
-            return J
+    if packed is not None and q.__class__ is _ndarray and q.dtype is _F8 and q.ndim == 1:
+        try:
+            code = packed.jacobian_code.get((link, frame))
+        except TypeError:  # an unhashable link or frame: the general path says what is wrong
+            code = None
+        if code is not None:
+            if out is None:
+                J = _empty(packed.jacobian_shape)
+            elif _fits(out, packed.jacobian_shape):
+                J = out
+            else:
+                J = None
+            if J is not None and packed.jacobian1(packed.blob, q, code, J) == dynamics.OK:
+                return J
     model.check_link(link)
     if frame not in _FRAMES:
         raise ValueError('frame %r is not one of %s' % (frame, ', '.join(map(repr, _FRAMES))))
@@ -404,7 +406,7 @@ def jacobian(model, q, link, frame='world', out=None):
         _checked_out(out, shape)
     if packed is not None:
         J = _compiled(packed, dynamics._fast.EOM_JACOBIAN, q, None, None, shape[-2:], out,
-                      packed.link_index[link], frame == 'local')
+                      packed.jacobian_code[link, frame])
     else:
         J = jacobian_reference(model, q, link, frame)
     return _result(J, out, shape)
