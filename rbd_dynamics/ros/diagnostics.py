@@ -169,14 +169,14 @@ def _add_setup(add, setup, model_status, saturated):
         add('payloads', 'none')
 
 
-def observer_values(setup, observer, wrench_rank=None):
+def observer_values(setup, observer, wrench_rank=None, wrench_note=''):
     """
     Describe the momentum observer as ``(key, value)`` pairs for the status.
 
     Its state (off, running, paused: the joint states carry no efforts), the restarts by the
     stamp rules, the largest ``|r|`` per joint since the last report (one diagnostics period),
-    the latched contact and, with ``contact.wrench_link``, the rank of the wrench fit. Takes
-    the observer's window of residuals.
+    the latched contact and, with ``contact.wrench_link``, the rank of the wrench fit (or
+    ``wrench_note``: why there is no estimate yet). Takes the observer's window of residuals.
     """
     if setup is None or not setup.observer_on:
         return (('observer', 'off'),)
@@ -193,8 +193,9 @@ def observer_values(setup, observer, wrench_rank=None):
                               if i < setup.model.nv) if observer.contact else 'none'),
         ('contact reaction', setup.config.contact_reaction)]
     if setup.wrench_link:
-        pairs.append(('external wrench at', '%s (rank %s of 6)' % (
-            setup.wrench_link, '?' if wrench_rank is None else wrench_rank)))
+        pairs.append(('external wrench at', '%s (%s)' % (
+            setup.wrench_link, wrench_note or 'rank %s of 6' % (
+                '?' if wrench_rank is None else wrench_rank))))
     return tuple(pairs)
 
 

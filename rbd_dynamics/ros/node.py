@@ -187,6 +187,9 @@ class DynamicsNode(Node):
         self._contact_lock = threading.Lock()  # one ~/contact message per change, in order
         self._contact_published = None
         self._wrench_rank = None  # rank of J^T of the last wrench estimate
+        self._eom_warm_up = None  # the thread compiling the Jacobian's kernel, once
+        self._wrench_note = ''  # why no wrench is estimated yet, for the diagnostics
+        self._wrench_failed = False
         self._publish_contact()
         self.create_service(Trigger, '~/reset_contact', self._on_reset_contact)
         self.create_subscription(String, 'robot_description',
@@ -636,7 +639,8 @@ class DynamicsNode(Node):
             msg.effort = to_float_array(out.external)
             self._pub_external.publish(msg)
         link = setup.wrench_link
-        if link and self._pub_wrench.get_subscription_count():
+        if link and self._wrench_kernels_ready(setup.model) and \
+                self._pub_wrench.get_subscription_count():
             w, self._wrench_rank = wrench_at(setup.model, q, link, out.step.residual)
             if np.isfinite(w).all():
                 msg = WrenchStamped()
@@ -653,6 +657,44 @@ class DynamicsNode(Node):
                    '; ~/effort_commands carry the gravity compensation until ~/reset_contact'
                    if setup.react else ''))
             self._publish_contact()
+
+    def _wrench_kernels_ready(self, model):
+        """
+        Say whether the wrench can be estimated without compiling on the torque path.
+
+        The compiled Jacobian's kernel is built (or loaded from numba's cache) when a model
+        first needs it; that takes seconds without ``precompile``, so it is built on a thread of
+        its own the first time a wrench is asked for, and the wrench waits for it.
+        """
+        packed = model.packed
+        stub = getattr(_fast, '_CompileFirst', None)
+        if packed is None or stub is None or not isinstance(packed.jacobian1, stub):
+            return True
+        warm_up = self._eom_warm_up
+        if warm_up is None or not (warm_up.is_alive() or self._wrench_failed):
+            # (again for a packed model made while it compiled, a payload's: only binds then)
+            if warm_up is None:
+                self._wrench_note = "waiting for the Jacobian's compiled kernel"
+                self.get_logger().info(
+                    'building the compiled Jacobian for contact.wrench_link (once per process; '
+                    "python -m rbd_dynamics precompile keeps it in numba's cache); "
+                    '~/external_wrench starts when it is ready')
+            self._eom_warm_up = threading.Thread(target=self._warm_up_jacobian, args=(packed,),
+                                                 name='rbd_dynamics eom warm-up', daemon=True)
+            self._eom_warm_up.start()
+        return False
+
+    def _warm_up_jacobian(self, packed):
+        try:
+            _fast.warm_up_eom(packed)
+        except Exception as exc:  # (whatever numba raises) the torques go on without a wrench
+            self._wrench_failed = True
+            self._wrench_note = 'the Jacobian could not be compiled: %s' % exc
+            self.get_logger().error('contact.wrench_link: %s; no ~/external_wrench'
+                                    % self._wrench_note)
+            return
+        self._wrench_note = ''
+        self.get_logger().info('compiled Jacobian ready: ~/external_wrench starts')
 
     def _publish_contact(self):
         """Publish the latched contact state on ``~/contact`` if it changed."""
@@ -690,7 +732,7 @@ class DynamicsNode(Node):
             compute=self._compute, saturated=self._saturated,
             own_thread=self._joint_state_thread is not None, last_errors=last_errors,
             observer=observer_values(self._setup, self._controller.observer,
-                                     self._wrench_rank))
+                                     self._wrench_rank, self._wrench_note))
         msg = DiagnosticArray()
         msg.header.stamp = now.to_msg()
         msg.status = [status]

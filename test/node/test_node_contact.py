@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 rclpy = pytest.importorskip('rclpy')
+WrenchStamped = pytest.importorskip('geometry_msgs.msg').WrenchStamped
 
 import rbd_dynamics as rbd  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
@@ -30,7 +31,8 @@ DT_NS = 1_000_000
 @pytest.fixture
 def node(urdf, model):
     params = {'robot_description': urdf, 'contact.observer': True, 'contact.gain': GAIN,
-              'contact.threshold': [THRESHOLD] * model.nv}
+              'contact.threshold': [THRESHOLD] * model.nv,
+              'contact.wrench_link': 'tool_center_point'}
     process = NodeProcess(params, namespace='/contact_node')
     peer = Peer('/contact_node')
     try:
@@ -124,3 +126,28 @@ def test_residual_stamps_and_contact(node, model):
     assert peer.wait_for(lambda: not contact[-1].data, 10.0)
     assert [m.data for m in contact] == [False, True, False]
     np.testing.assert_allclose(send(200, pushed), 0.0, atol=1e-12)
+
+    # the wrench at the tool: once its compiled Jacobian is ready (built off the torque path),
+    # the least-squares wrench of the residual, in the tool's frame (a torque on joint2 alone
+    # is not a wrench at the tool: its part that one is)
+    wrenches = []
+    peer.node.create_subscription(WrenchStamped, 'rbd_dynamics/external_wrench',
+                                  wrenches.append, 100)
+    k = [201]
+
+    def wrench_came():
+        r = send(k[0], pushed)
+        k[0] += 1
+        return wrenches and r is not None
+    assert peer.wait_for(wrench_came, 300.0), process.log()
+    assert wrenches[-1].header.frame_id == 'tool_center_point'
+    assert peer.wait_for(lambda: peer.diagnostic('external wrench at') ==
+                         'tool_center_point (rank 6 of 6)', 10.0), \
+        peer.diagnostic('external wrench at')
+    w = wrenches[-1].wrench
+    w = np.array([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
+    stamp_ns = wrenches[-1].header.stamp.sec * 10 ** 9 + wrenches[-1].header.stamp.nanosec
+    jt = rbd.jacobian(model, q, 'tool_center_point', frame='local').T
+    r = response((stamp_ns - T0_NS) // DT_NS, 200)
+    np.testing.assert_allclose(w, np.linalg.lstsq(jt, r, rcond=None)[0], atol=1e-9 * PUSH)
+    assert np.linalg.norm(jt @ w - r) < 0.1 * np.linalg.norm(r)  # mostly explained
