@@ -11,11 +11,14 @@ Node figures over real DDS, each against a reference measured in the same run.
 latency: joint_states at 1 kHz from this process; the time until ``~/feedforward`` comes back
 from the rbd_dynamics node (its own process, the bundled demo arm, a wrist wrench and desired
 input at 100 Hz, the wrench compensated for the modelled gripper and tared, with PD gains, drive
-compensation, clamped effort limits with a rate limit and a payload: see ``node_parameters``)
-against a bare rclpy relay
+compensation, clamped effort limits with a rate limit, a payload and the momentum observer on the
+joint states' efforts: see ``node_parameters``) against a bare rclpy relay
 (its own process, republishing each joint state) in alternating blocks. Reports p50/p90/p99/max,
 dropped outputs, and the ticks this process skipped when it was itself stalled (a late tick is
-skipped, as a driver's control loop does, not sent in a burst).
+skipped, as a driver's control loop does, not sent in a burst). Beside it, in this process, the
+torque law's compute time per joint state (``Controller.compute`` with the same configuration)
+without and with the observer, and the wrench estimate at the tool that ``~/external_wrench``
+adds when someone subscribes to it.
 
 startup: the node running without a description; the time from publishing the description on
 the latched topic to the first torque, and until the node reports its compiled path in use
@@ -188,6 +191,7 @@ class Driver:
             q = 0.3 * np.sin(k * period + np.arange(self.model.nq))
             msg.position = q.tolist()
             msg.velocity = (0.3 * np.cos(k * period + np.arange(self.model.nv))).tolist()
+            msg.effort = (5.0 * np.sin(k * period + np.arange(self.model.nv))).tolist()
             stamp = time.time_ns()
             msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 1000000000)
             self.pub.publish(msg)
@@ -226,7 +230,8 @@ def node_parameters(urdf):
     Return the node's parameters for a real arm.
 
     The node as on a real arm: a compensated and tared wrist sensor, desired input, the
-    drive, clamped effort limits with a rate limit, and a payload in the hand.
+    drive, clamped effort limits with a rate limit, a payload in the hand, and the momentum
+    observer with thresholds (a latched contact changes nothing here: no reaction).
     """
     return {'robot_description': urdf, 'wrench_sensors': ['wrist'],
             'wrench.wrist.topic': '/bench/wrench', 'wrench.wrist.compensate_payload': True,
@@ -234,7 +239,55 @@ def node_parameters(urdf):
             'drive.compensate': True, 'drive.coulomb': [0.5] * 8, 'drive.armature': [0.1] * 8,
             'limits.clamp': True, 'limits.effort_rate': 10000.0,
             'payload.link': 'ft_frame', 'payload.mass': 1.0, 'payload.com': [0.0, 0.0, 0.05],
-            'payload.inertia': [0.001, 0.0, 0.0, 0.001, 0.0, 0.001]}
+            'payload.inertia': [0.001, 0.0, 0.0, 0.001, 0.0, 0.001],
+            'contact.observer': True, 'contact.threshold': [5.0] * 8,
+            'contact.wrench_link': 'tool_center_point'}
+
+
+def law_times(urdf, count=3000):
+    """
+    Time the torque law per joint state, in this process, as the node configures it.
+
+    ``Controller.compute`` with the configuration of :func:`node_parameters` and a fresh tared
+    reading of the wrist sensor, without and with the observer, and the wrench estimate at
+    ``contact.wrench_link``: ``{name: {'p50_us', 'p99_us'}}``.
+    """
+    from rbd_dynamics.control.law import Config, Controller, Setup
+    from rbd_dynamics.control.observer import wrench_at
+    from rbd_dynamics.control.sensors import Sensor
+    params = node_parameters(urdf)
+    model = rbd.Model.from_urdf(urdf)
+    model.compile()
+    model.set_payload(params['payload.link'], params['payload.mass'], params['payload.com'],
+                      params['payload.inertia'])
+    sensor = Sensor('wrist', timeout=0.0, compensate=True)
+    sensor.reading = (0, 'ft_frame', np.array([0.0, 0.0, -5.0, 0.0, 0.0, 0.0]))
+    sensor.bias = ('ft_frame', np.array([0.1, 0.0, 0.2, 0.0, 0.01, 0.0]))
+    rows = {}
+    for name, observer in (('law', False), ('law with observer', True)):
+        setup = Setup(model, Config.from_parameters(dict(params, **{'contact.observer':
+                                                                    observer})))
+        controller = Controller([sensor])
+        times = []
+        for k in range(count):
+            q = 0.3 * np.sin(k * 1e-3 + np.arange(model.nq))
+            qd = 0.3 * np.cos(k * 1e-3 + np.arange(model.nv))
+            effort = 5.0 * np.sin(k * 1e-3 + np.arange(model.nv))
+            start_ns = time.perf_counter_ns()
+            out = controller.compute(setup, q, qd, k * 1000000, effort, k * 1000000)
+            times.append(time.perf_counter_ns() - start_ns)
+        assert out is not None and (out.external is not None) == observer
+        rows[name] = times
+    times = []
+    for k in range(count // 10):
+        q = 0.3 * np.sin(k * 1e-3 + np.arange(model.nq))
+        start_ns = time.perf_counter_ns()
+        wrench_at(model, q, params['contact.wrench_link'], out.step.residual)
+        times.append(time.perf_counter_ns() - start_ns)
+    rows['wrench at the tool'] = times
+    return {name: {'p50_us': float(np.percentile(t[len(t) // 10:], 50)) / 1e3,
+                   'p99_us': float(np.percentile(t[len(t) // 10:], 99)) / 1e3}
+            for name, t in rows.items()}
 
 
 def tare(driver, timeout=10.0):
@@ -303,7 +356,11 @@ def latency(args, report):
           % (ratio50, verdict(ratio50 <= 1.5), ratio99, verdict(ratio99 <= 2.0),
              rows['node']['dropped'], rows['relay']['dropped'],
              verdict(rows['node']['dropped'] == 0)))
-    report['latency'] = dict(rows, ratio_p50=ratio50, ratio_p99=ratio99)
+    law = law_times(urdf)
+    print('  torque law per joint state (this process): %s'
+          % ', '.join('%s p50 %.1f us p99 %.1f us' % (name, row['p50_us'], row['p99_us'])
+                      for name, row in law.items()))
+    report['latency'] = dict(rows, ratio_p50=ratio50, ratio_p99=ratio99, law=law)
 
 
 def fmt(summary):

@@ -65,7 +65,8 @@ functions) directly, without numba's type dispatch, so they pass only what
 :func:`single_state_forces` accepts (the equations of motion: float64 vectors and a writable
 C-contiguous float64 result, :mod:`rbd_dynamics.eom` checks them).
 
-:func:`decode` is the one reader of this layout: :class:`PackedModel` names its views with it,
+:func:`decode` is the one reader of this layout (:func:`decode_eom` of the equations of motion's
+part, which the RNEA's kernels do not build): :class:`PackedModel` names its views with it,
 and the kernels (where it is compiled inline) read the model through the :class:`Layout` it
 returns.
 
@@ -77,6 +78,7 @@ Set ``RBD_DYNAMICS_DISABLE_JIT=1`` to use the NumPy reference everywhere.
 import collections
 import copy
 import os
+import threading
 
 import numpy as np
 
@@ -176,6 +178,8 @@ L_BODY, L_E, L_R = 0, 1, 10
 LINK_FLOATS = 13
 # what an equations-of-motion batch computes
 EOM_MASS, EOM_CORIOLIS, EOM_JACOBIAN, EOM_REGRESSOR = range(4)
+#: The equations of motion's single-state entry points (see warm_up_eom).
+EOM_ENTRIES = ('mass1', 'coriolis1', 'jacobian1', 'regressor1')
 MODE_FULL = 0
 MODE_STATIC = 1
 #: Status of the single-state entry points: done.
@@ -190,16 +194,19 @@ SWAP = np.block([[np.zeros((3, 3)), _EYE3], [_EYE3, np.zeros((3, 3))]])
 
 #: The named views of a blob (see :func:`decode`).
 Layout = collections.namedtuple('Layout', (
-    'header', 'body_ints', 'q_src', 'v_src', 'column_parent', 'column_body', 'gravity', 'q_mult',
-    'q_off', 'v_mult', 'body', 'inertia', 'work', 'subspace', 'qf', 'vf', 'af', 'tauf', 'zero_v',
-    'spare', 'pose', 'column', 'links', 'forces'))
+    'header', 'body_ints', 'q_src', 'v_src', 'gravity', 'q_mult', 'q_off', 'v_mult', 'body',
+    'inertia', 'work', 'subspace', 'qf', 'vf', 'af', 'tauf', 'zero_v', 'spare'))
+#: The named views of the equations of motion's part of a blob (see :func:`decode_eom`).
+EomLayout = collections.namedtuple('EomLayout', (
+    'column_parent', 'column_body', 'pose', 'column', 'links', 'forces'))
 
 
 def decode(blob):
     """
     Return the :class:`Layout` of ``blob``: views, nothing copied.
 
-    The one reader of the packed layout, for the Python side and (compiled inline) for the kernels.
+    The reader of the packed layout (with :func:`decode_eom` for the equations of motion's
+    part), for the Python side and (compiled inline) for the kernels.
     """
     bits = blob.view(np.int64)
     n = bits[0]
@@ -213,8 +220,7 @@ def decode(blob):
     scratch = blob[ints[o + R_SCRATCH]:ints[o + R_SCRATCH + 1]]
     return Layout(
         ints[:HEADER], ints[HEADER:b].reshape((nb, BODY_INTS)), ints[b:b + nqf],
-        ints[b + nqf:b + nqf + nvf], ints[b + nqf + nvf:b + nqf + 2 * nvf],
-        ints[b + nqf + 2 * nvf:b + nqf + 3 * nvf],
+        ints[b + nqf:b + nqf + nvf],
         maps[MAP_GRAVITY:MAP_GRAVITY + 3], maps[MAP_Q_MULT:MAP_Q_MULT + nqf],
         maps[MAP_Q_MULT + nqf:MAP_Q_MULT + 2 * nqf],
         maps[MAP_Q_MULT + 2 * nqf:MAP_Q_MULT + 2 * nqf + nvf],
@@ -225,7 +231,26 @@ def decode(blob):
         scratch[:nqf], scratch[nqf:nqf + nvf], scratch[nqf + nvf:nqf + 2 * nvf],
         scratch[nqf + 2 * nvf:nqf + 3 * nvf],
         blob[ints[o + R_ZERO_V]:ints[o + R_ZERO_V + 1]],
-        blob[ints[o + R_SPARE]:ints[o + R_SPARE + 1]],
+        blob[ints[o + R_SPARE]:ints[o + R_SPARE + 1]])
+
+
+def decode_eom(blob):
+    """
+    Return the :class:`EomLayout` of ``blob``: views, nothing copied.
+
+    Apart from :func:`decode`, whose views every RNEA call builds: each view costs the call a
+    little, and the RNEA's kernels need none of these.
+    """
+    bits = blob.view(np.int64)
+    n = bits[0]
+    ints = bits[1:1 + n]
+    o = n - N_OFFSETS
+    nb = ints[H_NB]
+    nqf = ints[H_NQF]
+    nvf = ints[H_NVF]
+    b = HEADER + BODY_INTS * nb + nqf + nvf
+    return EomLayout(
+        ints[b:b + nvf], ints[b + nvf:b + 2 * nvf],
         blob[ints[o + R_POSE]:ints[o + R_POSE + 1]].reshape((nb, POSE_FLOATS)),
         blob[ints[o + R_COLUMN]:ints[o + R_COLUMN + 1]].reshape((nvf, COLUMN_FLOATS)),
         blob[ints[o + R_LINKS]:ints[o + R_LINKS + 1]].reshape(
@@ -278,7 +303,8 @@ class PackedModel:
         the model's link -> body map (for :func:`single_state_forces`).
     rnea1, gravity1, body_force1, mass1, coriolis1, jacobian1, regressor1
         the single-state entry points (:data:`ENTRY`), ``None`` until :meth:`bind_entry_points`
-        (which :func:`warm_up` calls); they return :data:`OK` or :data:`BAD_SIZES`.
+        (which :func:`warm_up` calls), the equations of motion's a stub that compiles them
+        until :func:`warm_up_eom`; they return :data:`OK` or :data:`BAD_SIZES`.
     link_index
         link -> its row in the ``links`` region.
     jacobian_code
@@ -295,7 +321,7 @@ class PackedModel:
                  'link_index', 'jacobian_code', 'blob', 'layout', 'source_inertia', 'zero_fext',
                  'rnea1', 'gravity1', 'body_force1', 'mass1', 'coriolis1', 'jacobian1',
                  'regressor1', 'square_shape', 'jacobian_shape',
-                 'regressor_shape') + Layout._fields
+                 'regressor_shape', 'eom_layout') + Layout._fields + EomLayout._fields
 
     def __init__(self, model, inertia=None):
         """
@@ -391,7 +417,7 @@ class PackedModel:
         self.source_inertia = inertia
         self.zero_fext = np.zeros((nb, 6))
         self.rnea1 = self.gravity1 = self.body_force1 = None
-        self.mass1 = self.coriolis1 = self.jacobian1 = self.regressor1 = None
+        self._bind_eom()
         # the shapes of the equations of motion's single-state results
         self.square_shape = (model.nv, model.nv)
         self.jacobian_shape = (6, model.nv)
@@ -402,15 +428,20 @@ class PackedModel:
         self.rnea1 = ENTRY['rnea1']
         self.gravity1 = ENTRY['gravity1']
         self.body_force1 = ENTRY['body_force1']
-        self.mass1 = ENTRY['mass1']
-        self.coriolis1 = ENTRY['coriolis1']
-        self.jacobian1 = ENTRY['jacobian1']
-        self.regressor1 = ENTRY['regressor1']
+        self._bind_eom()
+
+    def _bind_eom(self):
+        """Take the equations of motion's entry points, or stubs that compile them first."""
+        for name in EOM_ENTRIES:
+            setattr(self, name, ENTRY[name] if name in ENTRY else _CompileFirst(self, name))
 
     def _views(self):
         """Name the views of ``blob``: ``layout`` and an attribute for each of its fields."""
         self.layout = decode(self.blob)
         for name, view in zip(Layout._fields, self.layout):
+            setattr(self, name, view)
+        self.eom_layout = decode_eom(self.blob)
+        for name, view in zip(EomLayout._fields, self.eom_layout):
             setattr(self, name, view)
 
     def pack_inertia(self, inertia):
@@ -440,6 +471,7 @@ class PackedModel:
         other = copy.copy(self)
         other.blob = self.blob.copy()
         other._views()
+        other._bind_eom()
         other.inertia[...] = self.pack_inertia(inertia)
         other.source_inertia = inertia
         return other
@@ -502,6 +534,7 @@ def _kernel(**options):
 
 if AVAILABLE:
     _decode = _kernel(inline='always')(decode)
+    _decode_eom = _kernel(inline='always')(decode_eom)
 
     # 3-D vectors and matrices as tuples of scalars: numba keeps them in registers. A 3x3
     # matrix is a 9-tuple, row-major.
@@ -1022,14 +1055,14 @@ if AVAILABLE:
         return _row3(layout.subspace, k, 0), _row3(layout.subspace, k, 3)
 
     @_kernel(inline='always')
-    def _world_pose(layout, i, E, r, jt, nj):
+    def _world_pose(layout, eom, i, E, r, jt, nj):
         """
         Store body ``i``'s pose and its joint's columns in world coordinates; return the pose.
 
         After the parent's: ``0_X_i^-1`` from ``E0 = E E0_parent``, ``r0 = r0_parent +
         E0_parent^T r``; a column ``(w, v)`` of the body is ``(E0^T w, E0^T v + r0 x E0^T w)``.
         """
-        pose, col = layout.pose, layout.column
+        pose, col = eom.pose, eom.column
         p = layout.body_ints[i, BI_PARENT]
         if p < 0:
             E0, r0 = E, r
@@ -1054,7 +1087,7 @@ if AVAILABLE:
         return E0, r0
 
     @_kernel(inline='always')
-    def _world_inertia(layout, i, E0, r0):
+    def _world_inertia(layout, eom, i, E0, r0):
         """
         Store body ``i``'s inertia in world coordinates as its composite inertia's start.
 
@@ -1062,7 +1095,7 @@ if AVAILABLE:
         ``p = r0`` to the world origin, ``h = h' + m p`` and ``Ibar = Ibar' + (2 h'.p + m p.p)
         1 - (h' p^T + p h'^T + m p p^T)`` (the second moment of mass grows by the bracket).
         """
-        inertia, pose = layout.inertia, layout.pose
+        inertia, pose = layout.inertia, eom.pose
         m = inertia[i, IN_MASS]
         h = _rotate_t(E0, _row3(inertia, i, IN_H))
         o = IN_ROT
@@ -1161,7 +1194,7 @@ if AVAILABLE:
                     pose[p, k] += pose[i, k]
 
     @_kernel()
-    def _mass_state(layout, out):
+    def _mass_state(layout, eom, out):
         """
         Compute ``M`` of the positions in ``qf`` into ``out`` ``(nv, nv)``.
 
@@ -1169,16 +1202,16 @@ if AVAILABLE:
         ``i``, and for a column ``a`` of body ``i`` and ``c`` on its way to the root
         (``column_parent``), ``Mf[a, c] = (Ic_i s_a) . s_c``.
         """
-        bi, pose, col = layout.body_ints, layout.pose, layout.column
+        bi, pose, col = layout.body_ints, eom.pose, eom.column
         nb = layout.header[H_NB]
         for i in range(nb):
             E, r, nj = _joint_transform(layout, i)
-            E0, r0 = _world_pose(layout, i, E, r, bi[i, BI_JTYPE], nj)
-            _world_inertia(layout, i, E0, r0)
+            E0, r0 = _world_pose(layout, eom, i, E, r, bi[i, BI_JTYPE], nj)
+            _world_inertia(layout, eom, i, E0, r0)
         _accumulate(pose, bi, nb, P_IC, INERTIA_FLOATS)
         _zero(out)
-        src, mult, parent, owner = (layout.v_src, layout.v_mult, layout.column_parent,
-                                    layout.column_body)
+        src, mult, parent, owner = (layout.v_src, layout.v_mult, eom.column_parent,
+                                    eom.column_body)
         for a in range(col.shape[0]):
             uw, uv = _inertia_product_at(pose, owner[a], P_IC, _row3(col, a, C_S),
                                          _row3(col, a, C_S + 3))
@@ -1189,7 +1222,7 @@ if AVAILABLE:
                 c = parent[c]
 
     @_kernel()
-    def _coriolis_state(layout, out):
+    def _coriolis_state(layout, eom, out):
         """
         Compute ``C`` of the state in ``qf``, ``vf`` into ``out`` ``(nv, nv)``.
 
@@ -1199,14 +1232,14 @@ if AVAILABLE:
         ``c`` on its way to the root (``column_parent``), ``Cf[a, c] = (Ic s_a) . sd_c +
         (Bc^T s_a) . s_c`` and ``Cf[c, a] = s_c . (Ic sd_a + Bc s_a)``.
         """
-        bi, body, pose, col, vf = (layout.body_ints, layout.body, layout.pose, layout.column,
+        bi, body, pose, col, vf = (layout.body_ints, layout.body, eom.pose, eom.column,
                                    layout.vf)
         nb = layout.header[H_NB]
         zero = (0.0, 0.0, 0.0)
         for i in range(nb):
             jt = bi[i, BI_JTYPE]
             E, r, nj = _joint_transform(layout, i)
-            E0, r0 = _world_pose(layout, i, E, r, jt, nj)
+            E0, r0 = _world_pose(layout, eom, i, E, r, jt, nj)
             p = bi[i, BI_PARENT]
             w, v = (zero, zero) if p < 0 else (_row3(pose, p, P_W), _row3(pose, p, P_V))
             vs = bi[i, BI_V_START]
@@ -1224,12 +1257,12 @@ if AVAILABLE:
                     dv = _add(dv, _rotate_t(E0, turn))
                 _put3(col, k, C_SD, dw)
                 _put3(col, k, C_SD + 3, dv)
-            _world_inertia(layout, i, E0, r0)
+            _world_inertia(layout, eom, i, E0, r0)
             _world_b(pose, i, w, v)
         _accumulate(pose, bi, nb, P_IC, INERTIA_FLOATS + B_FLOATS)
         _zero(out)
-        src, mult, parent, owner = (layout.v_src, layout.v_mult, layout.column_parent,
-                                    layout.column_body)
+        src, mult, parent, owner = (layout.v_src, layout.v_mult, eom.column_parent,
+                                    eom.column_body)
         for a in range(col.shape[0]):
             i = owner[a]
             sw, sv = _row3(col, a, C_S), _row3(col, a, C_S + 3)
@@ -1300,7 +1333,7 @@ if AVAILABLE:
             _put3(forces, p, 3, zero)
 
     @_kernel()
-    def _regressor_state(layout, out):
+    def _regressor_state(layout, eom, out):
         """
         Compute ``Y`` of the state in ``qf``, ``vf``, ``af`` into ``out`` ``(nv, 10 nb)``.
 
@@ -1309,15 +1342,15 @@ if AVAILABLE:
         goes to world coordinates, and ``Yf[a, 10 i + p]`` is its product with the world
         column ``s_a`` of every joint from the root to body ``i``.
         """
-        bi, body, pose, col = layout.body_ints, layout.body, layout.pose, layout.column
+        bi, body, pose, col = layout.body_ints, layout.body, eom.pose, eom.column
         nb = layout.header[H_NB]
         for i in range(nb):
             E, r, nj = _joint_transform(layout, i)
             _body_motion(layout, i, E, r, nj)
-            _world_pose(layout, i, E, r, bi[i, BI_JTYPE], nj)
+            _world_pose(layout, eom, i, E, r, bi[i, BI_JTYPE], nj)
         _zero(out)
-        src, mult, parent, wb, forces = (layout.v_src, layout.v_mult, layout.column_parent,
-                                         layout.work, layout.forces)
+        src, mult, parent, wb, forces = (layout.v_src, layout.v_mult, eom.column_parent,
+                                         layout.work, eom.forces)
         for i in range(nb):
             Q = _row9(body, i, B_Q)
             to_model = _matmul(Q, _row9(pose, i, P_E0))  # world -> model body axes
@@ -1342,7 +1375,7 @@ if AVAILABLE:
                 a = parent[a]
 
     @_kernel()
-    def _jacobian_state(layout, code, out):
+    def _jacobian_state(layout, eom, code, out):
         """
         Compute a Jacobian at the positions in ``qf`` into ``out`` ``(6, nv)``.
 
@@ -1352,7 +1385,7 @@ if AVAILABLE:
         again, each column turned by ``E^T`` of ``link_X_root`` for world axes, and folded
         into ``out``, linear rows first.
         """
-        bi, links, col = layout.body_ints, layout.links, layout.column
+        bi, links, col = layout.body_ints, eom.links, eom.column
         link = code // 2
         _zero(out)
         b = np.int64(links[link, L_BODY])
@@ -1381,7 +1414,7 @@ if AVAILABLE:
             E = _matmul(E, Ej)
             j = bi[j, BI_PARENT]
         local = code % 2 == 1
-        src, mult, parent = layout.v_src, layout.v_mult, layout.column_parent
+        src, mult, parent = layout.v_src, layout.v_mult, eom.column_parent
         k = bi[b, BI_V_START] + _dofs(bi[b, BI_JTYPE]) - 1  # the body's last column
         while k >= 0:
             w, v = _row3(col, k, C_S), _row3(col, k, C_S + 3)
@@ -1398,18 +1431,20 @@ if AVAILABLE:
     def mass1(blob, q, out):
         """``M`` of one state into ``out``: :data:`OK`, or :data:`BAD_SIZES` (nothing done)."""
         layout = _decode(blob)
+        eom = _decode_eom(blob)
         hdr = layout.header
         nv = hdr[H_NV]
         if q.shape[0] != hdr[H_NQ] or out.shape[0] != nv or out.shape[1] != nv:
             return BAD_SIZES
         _positions(layout, q)
-        _mass_state(layout, out)
+        _mass_state(layout, eom, out)
         return OK
 
     @_kernel()
     def coriolis1(blob, q, qd, out):
         """``C`` of one state into ``out``: :data:`OK` or :data:`BAD_SIZES`."""
         layout = _decode(blob)
+        eom = _decode_eom(blob)
         hdr = layout.header
         nv = hdr[H_NV]
         if q.shape[0] != hdr[H_NQ] or qd.shape[0] != nv or out.shape[0] != nv or \
@@ -1417,7 +1452,7 @@ if AVAILABLE:
             return BAD_SIZES
         _positions(layout, q)
         _rates(layout, qd, qd)
-        _coriolis_state(layout, out)
+        _coriolis_state(layout, eom, out)
         return OK
 
     @_kernel()
@@ -1428,18 +1463,20 @@ if AVAILABLE:
         Returns :data:`OK` or :data:`BAD_SIZES`.
         """
         layout = _decode(blob)
+        eom = _decode_eom(blob)
         hdr = layout.header
         if q.shape[0] != hdr[H_NQ] or out.shape[0] != 6 or out.shape[1] != hdr[H_NV] or \
-                not 0 <= code < 2 * layout.links.shape[0]:
+                not 0 <= code < 2 * eom.links.shape[0]:
             return BAD_SIZES
         _positions(layout, q)
-        _jacobian_state(layout, code, out)
+        _jacobian_state(layout, eom, code, out)
         return OK
 
     @_kernel()
     def regressor1(blob, q, qd, qdd, out):
         """``Y`` of one state into ``out``: :data:`OK` or :data:`BAD_SIZES`."""
         layout = _decode(blob)
+        eom = _decode_eom(blob)
         hdr = layout.header
         nv = hdr[H_NV]
         if q.shape[0] != hdr[H_NQ] or qd.shape[0] != nv or qdd.shape[0] != nv or \
@@ -1447,23 +1484,23 @@ if AVAILABLE:
             return BAD_SIZES
         _positions(layout, q)
         _rates(layout, qd, qdd)
-        _regressor_state(layout, out)
+        _regressor_state(layout, eom, out)
         return OK
 
     @_kernel(inline='always')
-    def _eom_batch_state(layout, what, q, qd, qdd, code, out, s):
+    def _eom_batch_state(layout, eom, what, q, qd, qdd, code, out, s):
         """State ``s`` of an equations-of-motion batch (``what``: an ``EOM_`` code)."""
         _positions(layout, q[s])
         if what == EOM_MASS:
-            _mass_state(layout, out[s])
+            _mass_state(layout, eom, out[s])
         elif what == EOM_CORIOLIS:
             _rates(layout, qd[s], qd[s])
-            _coriolis_state(layout, out[s])
+            _coriolis_state(layout, eom, out[s])
         elif what == EOM_JACOBIAN:
-            _jacobian_state(layout, code, out[s])
+            _jacobian_state(layout, eom, code, out[s])
         else:
             _rates(layout, qd[s], qdd[s])
-            _regressor_state(layout, out[s])
+            _regressor_state(layout, eom, out[s])
 
     @_kernel(parallel=True)
     def _eom_batch_parallel(blobs, what, q, qd, qdd, code, out):
@@ -1478,8 +1515,9 @@ if AVAILABLE:
         size = (count + chunks - 1) // chunks
         for c in prange(chunks):
             layout = _decode(blobs[c])
+            eom = _decode_eom(blobs[c])
             for s in range(c * size, min(count, (c + 1) * size)):
-                _eom_batch_state(layout, what, q, qd, qdd, code, out, s)
+                _eom_batch_state(layout, eom, what, q, qd, qdd, code, out, s)
 
 #: Batches at least this large are spread over numba's threads (all cores by default; set
 #: NUMBA_NUM_THREADS to limit them).
@@ -1516,6 +1554,8 @@ def eom_batch(packed, what, q, qd, qdd, code, out):
     (:attr:`PackedModel.jacobian_code`); ``out`` ``(B, rows, columns)`` contiguous receives the
     results. Like :func:`rnea_batch`, on copies of the workspace.
     """
+    if 'mass1' not in ENTRY:
+        warm_up_eom(packed)
     threads = numba.get_num_threads()
     # one kernel for every size (each kernel compiled costs seconds): a small batch is one
     # range, which runs on one thread
@@ -1524,13 +1564,12 @@ def eom_batch(packed, what, q, qd, qdd, code, out):
 
 
 #: The steps of :func:`warm_up`, in order, as its ``progress`` callback names them.
-WARM_UP_STEPS = ('rnea1', 'gravity1', 'body_force1', 'mass1', 'coriolis1', 'jacobian1',
-                 'regressor1', 'batch', 'parallel batch')
+WARM_UP_STEPS = ('rnea1', 'gravity1', 'body_force1', 'batch', 'parallel batch')
 
 
 def warm_up(packed, progress=None):
     """
-    Compile every kernel, run each once on ``packed`` and give it its entry points.
+    Compile the RNEA's kernels, run each once on ``packed`` and give it its entry points.
 
     Compiles (or loads from numba's on-disk cache) the single-state kernels, fills
     :data:`ENTRY`, then the batch kernels, serial and parallel, so that a model that puts
@@ -1559,16 +1598,11 @@ def warm_up(packed, progress=None):
     vec = types.float64[::1]
     any_vec = types.Array(types.float64, 1, 'A', readonly=True)  # q, qd, qdd: only read
     forces = types.float64[:, ::1]
-    matrix = types.float64[:, ::1]
     signatures = {
         'rnea1': (rnea1, (vec, any_vec, any_vec, any_vec, forces, vec)),
         'gravity1': (gravity1, (vec, any_vec, forces, vec)),
         'body_force1': (body_force1, (vec, any_vec, any_vec, any_vec, forces, types.boolean,
                                       types.int64, vec)),
-        'mass1': (mass1, (vec, any_vec, matrix)),
-        'coriolis1': (coriolis1, (vec, any_vec, any_vec, matrix)),
-        'jacobian1': (jacobian1, (vec, any_vec, types.int64, matrix)),
-        'regressor1': (regressor1, (vec, any_vec, any_vec, any_vec, matrix)),
     }
     for name, (dispatcher, signature) in signatures.items():
         step(name)
@@ -1582,8 +1616,7 @@ def warm_up(packed, progress=None):
     # disk cache they have no signature in this process, and the batch kernels come from the
     # cache too; freezing them then would leave a batch kernel compiled later nothing to
     # call: numba's TypingError.)
-    for kernel in (_rnea_state, _static_state, _mass_state, _coriolis_state, _jacobian_state,
-                   _regressor_state):
+    for kernel in (_rnea_state, _static_state):
         if kernel.signatures:
             kernel.disable_compile()
     packed.bind_entry_points()
@@ -1594,14 +1627,6 @@ def warm_up(packed, progress=None):
     if packed.rnea1(packed.blob, q, zero, zero, fext, tau) != OK or \
             packed.gravity1(packed.blob, q, fext, tau) != OK:
         raise RuntimeError('the compiled kernels refused a neutral state')
-    nv, width = packed.nv, INERTIA_FLOATS * packed.nb
-    outs = {EOM_MASS: (nv, nv), EOM_CORIOLIS: (nv, nv), EOM_JACOBIAN: (6, nv),
-            EOM_REGRESSOR: (nv, width)}
-    if packed.mass1(packed.blob, q, np.empty(outs[EOM_MASS])) != OK or \
-            packed.coriolis1(packed.blob, q, zero, np.empty(outs[EOM_CORIOLIS])) != OK or \
-            packed.jacobian1(packed.blob, q, 0, np.empty(outs[EOM_JACOBIAN])) != OK or \
-            packed.regressor1(packed.blob, q, zero, zero, np.empty(outs[EOM_REGRESSOR])) != OK:
-        raise RuntimeError('the compiled equations of motion refused a neutral state')
     # The batch kernels, on two states of the same arrays _compiled_batch passes.
     q = np.tile(q, (2, 1))
     zero = np.zeros((2, packed.nv))
@@ -1610,16 +1635,102 @@ def warm_up(packed, progress=None):
     step('batch')
     for mode in (MODE_FULL, MODE_STATIC):
         _batch(packed.blob.copy(), q, zero, zero, fext, tau, mode)
-    results = {what: np.empty((2,) + shape) for what, shape in outs.items()}
     step('parallel batch')
     for mode in (MODE_FULL, MODE_STATIC):
         _batch_parallel(np.tile(packed.blob, (2, 1)), q, zero, zero, fext, tau, mode)
-    for what, out in results.items():
-        _eom_batch_parallel(np.tile(packed.blob, (2, 1)), what, q, zero, zero, 0, out)
-    if not np.all(np.isfinite(tau)) or \
-            not all(np.all(np.isfinite(out)) for out in results.values()):
-        raise RuntimeError('the compiled batch kernels gave non-finite results at a neutral '
+    if not np.all(np.isfinite(tau)):
+        raise RuntimeError('the compiled batch kernels gave non-finite torques at a neutral '
                            'state')
+
+
+#: The steps of :func:`warm_up_eom`, in order, as its ``progress`` callback names them.
+EOM_STEPS = ('mass1', 'coriolis1', 'jacobian1', 'regressor1', 'equations of motion batch')
+_EOM_LOCK = threading.Lock()
+
+
+def warm_up_eom(packed, progress=None):
+    """
+    Compile the equations of motion's kernels and give ``packed`` their entry points.
+
+    Like :func:`warm_up`, for :data:`EOM_STEPS`: they cost three times the RNEA's kernels to
+    compile, so a model compiles them when it first needs them (the first call of
+    :func:`~rbd_dynamics.mass_matrix` and the others, through the stubs a packed model starts
+    with), not with the RNEA's; ``python -m rbd_dynamics precompile`` puts them in numba's disk
+    cache too, from which a process loads them in a fraction of a second. Thread-safe: the
+    kernels compile once per process.
+
+    Raises
+    ------
+    RuntimeError
+        a kernel refused the neutral state of ``packed``.
+
+    """
+    def step(name):
+        if progress is not None:
+            progress(name, EOM_STEPS.index(name), len(EOM_STEPS))
+
+    vec = types.float64[::1]
+    any_vec = types.Array(types.float64, 1, 'A', readonly=True)  # q, qd, qdd: only read
+    matrix = types.float64[:, ::1]
+    signatures = {
+        'mass1': (mass1, (vec, any_vec, matrix)),
+        'coriolis1': (coriolis1, (vec, any_vec, any_vec, matrix)),
+        'jacobian1': (jacobian1, (vec, any_vec, types.int64, matrix)),
+        'regressor1': (regressor1, (vec, any_vec, any_vec, any_vec, matrix)),
+    }
+    with _EOM_LOCK:
+        fresh = 'mass1' not in ENTRY
+        for name, (dispatcher, signature) in signatures.items():
+            step(name)
+            if name not in ENTRY:
+                dispatcher.compile(signature)
+                dispatcher.disable_compile()
+                ENTRY[name] = _entry_point(dispatcher)
+        # (see warm_up)
+        for kernel in (_mass_state, _coriolis_state, _jacobian_state, _regressor_state):
+            if kernel.signatures:
+                kernel.disable_compile()
+        packed.bind_entry_points()
+        q = _neutral(packed)
+        zero = np.zeros(packed.nv)
+        nv = packed.nv
+        outs = {EOM_MASS: (nv, nv), EOM_CORIOLIS: (nv, nv), EOM_JACOBIAN: (6, nv),
+                EOM_REGRESSOR: (nv, INERTIA_FLOATS * packed.nb)}
+        if packed.mass1(packed.blob, q, np.empty(outs[EOM_MASS])) != OK or \
+                packed.coriolis1(packed.blob, q, zero, np.empty(outs[EOM_CORIOLIS])) != OK or \
+                packed.jacobian1(packed.blob, q, 0, np.empty(outs[EOM_JACOBIAN])) != OK or \
+                packed.regressor1(packed.blob, q, zero, zero,
+                                  np.empty(outs[EOM_REGRESSOR])) != OK:
+            raise RuntimeError('the compiled equations of motion refused a neutral state')
+        step('equations of motion batch')
+        if fresh:  # the batch kernel, on two states of the arrays eom_batch's callers pass
+            q = np.tile(q, (2, 1))
+            zero = np.zeros((2, nv))
+            for what, shape in outs.items():
+                out = np.empty((2,) + shape)
+                _eom_batch_parallel(np.tile(packed.blob, (2, 1)), what, q, zero, zero, 0, out)
+                if not np.all(np.isfinite(out)):
+                    raise RuntimeError('the compiled equations of motion gave non-finite '
+                                       'results at a neutral state')
+
+
+class _CompileFirst:
+    """
+    An equations-of-motion entry point of a packed model before :func:`warm_up_eom`.
+
+    Called like the entry point, it compiles (or loads) the kernels, which replaces it on the
+    packed model with the compiled one, and calls that.
+    """
+
+    __slots__ = ('packed', 'name')
+
+    def __init__(self, packed, name):
+        self.packed = packed
+        self.name = name
+
+    def __call__(self, *args):
+        warm_up_eom(self.packed)
+        return ENTRY[self.name](*args)
 
 
 def _entry_point(dispatcher):

@@ -4,7 +4,8 @@ Compile the kernels ahead of time, so that a robot's first start is warm.
     python -m rbd_dynamics precompile
 
 compiles every kernel the node and the tools use (the single-state kernels, the batch kernels,
-serial and parallel) into numba's on-disk cache and says where that cache is. Later processes
+serial and parallel, then those of the equations of motion, which a model compiles only when
+it first needs them) into numba's on-disk cache and says where that cache is. Later processes
 load them in a fraction of a second instead of compiling for seconds. The kernels do not depend
 on the robot: one compilation serves every model.
 
@@ -100,6 +101,13 @@ def main(argv=()):
     model = Model.from_urdf_file(demo_urdf_path(), compiled=False)
     progress = CompileProgress(sys.stdout, delay=0.5)
     ready = model.compile(progress=progress)
+    if ready:
+        try:
+            _fast.warm_up_eom(model.packed, progress)
+        except Exception as exc:  # a numba that cannot build them: the NumPy path serves
+            print('precompile: the equations of motion could not be compiled (%s: %s)'
+                  % (type(exc).__name__, exc), file=sys.stderr)
+            ready = False
     spent = progress.finish()
     if not ready:
         print('precompile: the kernels could not be built (see the warning above)',

@@ -6,5 +6,7 @@ The node's law and its inputs, arrays in and arrays out: no ROS here.
   efforts of planned trajectories;
 - :mod:`.desired`: the desired input (:class:`~.desired.Desired`);
 - :mod:`.joint_states`: joint states merged by name (:class:`~.joint_states.JointStateMerger`);
-- :mod:`.sensors`: force/torque sensors with their readings and tare bias.
+- :mod:`.sensors`: force/torque sensors with their readings and tare bias;
+- :mod:`.observer`: the momentum observer (external joint torques from the measured efforts),
+  the latched contact and the wrench at a link.
 """

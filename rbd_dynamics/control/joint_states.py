@@ -66,6 +66,10 @@ class JointStateMerger:
         self.velocity = np.zeros(n)
         self.has_position = np.zeros(n, dtype=bool)
         self.missing_count = n
+        # efforts, kept only when asked (the momentum observer reads them)
+        self.effort = np.zeros(n)
+        self.has_effort = np.zeros(n, dtype=bool)
+        self.effort_fresh = False  # the last message carried efforts, and every joint has one
         self._last_names = None
         self._last_map = None
 
@@ -107,9 +111,9 @@ class JointStateMerger:
         self._last_map = mapping
         return mapping
 
-    def update(self, msg):
+    def update(self, msg, efforts=False):
         """
-        Merge one message.
+        Merge one message (with ``efforts``: its efforts too).
 
         Returns
         -------
@@ -119,7 +123,8 @@ class JointStateMerger:
         ------
         ValueError
             array lengths that disagree with ``name``, duplicate names, or a
-            non-finite position or velocity of a model joint. Nothing is merged then.
+            non-finite position or velocity (with ``efforts``: or effort) of a model joint.
+            Nothing is merged then.
 
         """
         names = msg.name
@@ -144,7 +149,20 @@ class JointStateMerger:
             if not np.isfinite(velocity).all():
                 raise ValueError('joint_states velocity is not finite for %s'
                                  % self._non_finite(names, src, velocity))
+        effort = None
+        if efforts and len(msg.effort):
+            effort = float_vector(msg.effort, 'effort')[src]
+            if not np.isfinite(effort).all():
+                raise ValueError('joint_states effort is not finite for %s'
+                                 % self._non_finite(names, src, effort))
+        if len(velocity):
             self.velocity[dst] = velocity
+        if effort is not None:
+            self.effort[dst] = effort
+            self.has_effort[dst] = True
+            self.effort_fresh = bool(self.has_effort.all())
+        else:
+            self.effort_fresh = False
         if len(position):
             self.position[dst] = position
             if self.missing_count:

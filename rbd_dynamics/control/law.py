@@ -7,7 +7,10 @@ The node's torque law, arrays in and arrays out: no ROS here.
     feedforward = rnea(q, qd, qdd_cmd, f_ext) [+ drive_torques(qd, qdd_cmd)]
     gravity     = rnea(q, 0, 0, f_ext)
     command     = feedforward or gravity, optionally clamped to the effort limits and rate
-                  limited
+                  limited (gravity from a detected contact on, with contact.reaction
+                  gravity_compensation)
+    residual    = the momentum observer's estimate of the external joint torques, from the
+                  measured efforts (:mod:`.observer`)
 
 with ``f_ext`` the fresh force/torque readings, their tare bias removed and, where asked, the
 modelled bodies beyond the sensor added back. Everything that depends on the model and the
@@ -19,6 +22,7 @@ import math
 
 import numpy as np
 
+from .observer import Observer, REACTIONS
 from ..drive import COULOMB_VELOCITY, drive_torques
 from ..dynamics import gravity_torques, payload_wrench, rnea
 
@@ -32,6 +36,7 @@ PER_JOINT = {
     'drive.coulomb': "the URDF's <dynamics friction>",
     'drive.armature': 'zero',
     'limits.effort': "the URDF's <limit effort>",
+    'contact.threshold': 'no contact detection',
 }
 
 
@@ -84,12 +89,22 @@ class Config:
         clamp the command to the effort limits.
     effort_rate
         largest change of a command per second [N m/s]; 0: none.
+    contact_observer
+        run the momentum observer on the joint states that carry efforts.
+    contact_gain
+        the observer's bandwidth ``K`` [1/s], > 0.
+    contact_reaction
+        one of :data:`~.observer.REACTIONS`.
+    contact_wrench_link
+        link to estimate the external wrench at; '' for none.
 
     """
 
     def __init__(self, joints=(), command_output='feedforward', desired_timeout=0.1,
                  drive_compensate=False, drive_velocity='measured',
-                 coulomb_velocity=COULOMB_VELOCITY, clamp=False, effort_rate=0.0, **per_joint):
+                 coulomb_velocity=COULOMB_VELOCITY, clamp=False, effort_rate=0.0,
+                 contact_observer=False, contact_gain=50.0, contact_reaction='none',
+                 contact_wrench_link='', **per_joint):
         self.joints = tuple(joints)
         self.per_joint = {name: list(per_joint.get(name, ())) for name in PER_JOINT}
         unknown = set(per_joint) - set(PER_JOINT)
@@ -102,6 +117,10 @@ class Config:
         self.coulomb_velocity = coulomb_velocity
         self.clamp = clamp
         self.effort_rate = effort_rate
+        self.contact_observer = contact_observer
+        self.contact_gain = contact_gain
+        self.contact_reaction = contact_reaction
+        self.contact_wrench_link = contact_wrench_link
 
     @classmethod
     def from_parameters(cls, params):
@@ -114,7 +133,11 @@ class Config:
                    drive_velocity=params.get('drive.velocity', 'measured'),
                    coulomb_velocity=params.get('drive.coulomb_velocity', COULOMB_VELOCITY),
                    clamp=params.get('limits.clamp', False),
-                   effort_rate=params.get('limits.effort_rate', 0.0), **per_joint)
+                   effort_rate=params.get('limits.effort_rate', 0.0),
+                   contact_observer=params.get('contact.observer', False),
+                   contact_gain=params.get('contact.gain', 50.0),
+                   contact_reaction=params.get('contact.reaction', 'none'),
+                   contact_wrench_link=params.get('contact.wrench_link', ''), **per_joint)
 
 
 def check_lengths(config, count):
@@ -160,6 +183,19 @@ class Setup:
         ``(nv,)`` bool, joints whose position error wraps to [-pi, pi).
     zero
         ``(nv,)`` zeros.
+    observer_on
+        run the momentum observer.
+    contact_gain
+        its bandwidth [1/s].
+    threshold
+        ``(len(joints),)`` contact thresholds, or ``None`` (no detection).
+    armature_observed
+        ``(nv,)`` the armature the observer adds to the mass matrix (the drive's when
+        compensating, else zeros).
+    react
+        switch the command to the gravity compensation while in contact.
+    wrench_link
+        link of the wrench estimate, or ''.
 
     """
 
@@ -213,6 +249,27 @@ class Setup:
         self.desired_timeout_ns = int(config.desired_timeout * 1e9)
         self.drive_on = bool(config.drive_compensate)
         self.drive_desired_velocity = config.drive_velocity == 'desired'
+        self.observer_on = bool(config.contact_observer)
+        gain = config.contact_gain
+        if not (math.isfinite(gain) and gain > 0.0):
+            raise ValueError('contact.gain must be a finite number > 0, got %r' % (gain,))
+        self.contact_gain = float(gain)
+        threshold = lists['contact.threshold']
+        self.threshold = np.array(threshold, dtype=float) if len(threshold) else None
+        if self.threshold is not None and not (np.isfinite(self.threshold).all()
+                                               and (self.threshold >= 0.0).all()):
+            raise ValueError('contact.threshold must be finite numbers >= 0, got %r'
+                             % (list(threshold),))
+        self.armature_observed = self.armature if self.drive_on else self.zero
+        if config.contact_reaction not in REACTIONS:
+            raise ValueError('contact.reaction: unknown value %r (use %s)'
+                             % (config.contact_reaction, ' or '.join(REACTIONS)))
+        self.react = config.contact_reaction == 'gravity_compensation'
+        link = config.contact_wrench_link
+        if link and link not in model.link_body:
+            raise ValueError('contact.wrench_link %r is not a link of the model (links: %s)'
+                             % (link, ', '.join(sorted(model.link_body))))
+        self.wrench_link = link
 
     def _model_order(self, values, default):
         """Return a ``joints``-order list as a model-order array; the default where not given."""
@@ -244,16 +301,23 @@ class Output:
         limited when configured).
     saturated
         names of the joints whose command exceeded its limit (before clamping).
+    external
+        ``(len(joints),)`` the observer's residual (external joint torques), or ``None``
+        when the observer did not run on this state.
+    step
+        the observer's :class:`~.observer.Step` (model order), or ``None``.
 
     """
 
-    __slots__ = ('feedforward', 'gravity', 'command', 'saturated')
+    __slots__ = ('feedforward', 'gravity', 'command', 'saturated', 'external', 'step')
 
-    def __init__(self, feedforward, gravity, command, saturated):
+    def __init__(self, feedforward, gravity, command, saturated, external=None, step=None):
         self.feedforward = feedforward
         self.gravity = gravity
         self.command = command
         self.saturated = saturated
+        self.external = external
+        self.step = step
 
 
 class Controller:
@@ -268,6 +332,7 @@ class Controller:
         self.sensors = list(sensors)
         self.desired = None  # (model, arrival [ns], Desired)
         self._last_command = None  # (setup, time [ns], command)
+        self.observer = Observer()
 
     # Inputs -------------------------------------------------------------------------------------
 
@@ -354,9 +419,14 @@ class Controller:
             f_g[link] = f_g[link] + w_g if link in f_g else w_g
         return f_ff, f_g
 
-    def compute(self, setup, q, qd, now_ns):
+    def compute(self, setup, q, qd, now_ns, effort=None, stamp_ns=None):
         """
         Torques for the measured state ``q``, ``qd`` (model order) at time ``now_ns``.
+
+        With the observer on, ``effort`` (``(nv,)`` measured, model order, finite) and the
+        joint state's ``stamp_ns`` advance it; ``effort`` ``None`` pauses it. On a detected
+        contact with the reaction ``gravity_compensation``, this state's command is already
+        the gravity compensation.
 
         Returns
         -------
@@ -371,14 +441,41 @@ class Controller:
         tau_ff = rnea(model, q, qd, qdd, f_ff)
         if setup.drive_on:
             tau_ff = tau_ff + self.drive(setup, qd, qdd, desired)
-        tau_g = gravity_torques(model, q, f_g)
+        tau_g_model = gravity_torques(model, q, f_g)
+        step = None
+        if setup.observer_on:
+            if effort is None:
+                self.observer.pause()
+            else:
+                step = self.observe(setup, q, qd, effort, stamp_ns, f_ff,
+                                    tau_g_model if f_g is None else None)
         tau_ff = setup.to_outputs(tau_ff)
-        tau_g = setup.to_outputs(tau_g)
+        tau_g = setup.to_outputs(tau_g_model)
         if not (np.isfinite(tau_ff).all() and np.isfinite(tau_g).all()):
             return None
-        command, saturated = self.limit(setup, tau_ff if setup.feedforward_out else tau_g,
-                                        now_ns)
-        return Output(tau_ff, tau_g, command, saturated)
+        react = setup.react and setup.observer_on and self.observer.contact
+        command, saturated = self.limit(
+            setup, tau_ff if setup.feedforward_out and not react else tau_g, now_ns)
+        return Output(tau_ff, tau_g, command, saturated,
+                      None if step is None else setup.to_outputs(step.residual), step)
+
+    def observe(self, setup, q, qd, effort, stamp_ns, f_ext=None, g=None):
+        """
+        Advance the momentum observer (:mod:`.observer`) with one joint state's efforts.
+
+        The drive's friction at the measured velocity is taken off the measured effort when
+        the drive is compensated (its armature is part of the observer's mass matrix); the
+        measured wrenches ``f_ext`` are part of the model.
+
+        Returns
+        -------
+        the :class:`~.observer.Step`.
+
+        """
+        tau_m = effort
+        if setup.drive_on:
+            tau_m = effort - setup.drive_torques(qd, None)
+        return self.observer.step(setup, q, qd, tau_m, stamp_ns, f_ext, g)
 
     def limit(self, setup, command, now_ns):
         """

@@ -48,7 +48,7 @@ class ComputeTimes:
 
 def dynamics_status(name, now_ns, active, model, *, description_updates, counts,
                     callback_failures, last_joint_state_ns, desired_ns, sensors, compute,
-                    saturated, own_thread, last_errors):
+                    saturated, own_thread, last_errors, observer=()):
     """
     Build the node's diagnostic status.
 
@@ -81,6 +81,8 @@ def dynamics_status(name, now_ns, active, model, *, description_updates, counts,
         joint states are taken on a thread of their own (else: the executor).
     last_errors
         input kind -> the reason its last message was refused.
+    observer
+        ``(key, value)`` pairs of the momentum observer (:func:`observer_values`).
 
     Returns
     -------
@@ -116,6 +118,10 @@ def dynamics_status(name, now_ns, active, model, *, description_updates, counts,
         else:
             status.level = DiagnosticStatus.OK
             status.message = 'publishing torques'
+        contact = dict(observer).get('contact', 'none')
+        if contact != 'none' and status.level == DiagnosticStatus.OK:
+            status.level = DiagnosticStatus.WARN
+            status.message = 'contact detected on %s' % contact
         _add_setup(add, setup, model, saturated)
     add('description_updates', description_updates)
     add('model error', model.error or 'none')
@@ -135,6 +141,8 @@ def dynamics_status(name, now_ns, active, model, *, description_updates, counts,
         add(key, counts[key])
     add('callback_failures', callback_failures)
     add('joint_states taken on', 'a thread of their own' if own_thread else 'the executor')
+    for key, value in observer:
+        add(key, value)
     for kind, reason in last_errors.items():
         add('last %s rejection' % kind, reason)
     status.values = values
@@ -159,6 +167,36 @@ def _add_setup(add, setup, model_status, saturated):
         add('payload %s' % link, payload_text(payload))
     if not model.payloads:
         add('payloads', 'none')
+
+
+def observer_values(setup, observer, wrench_rank=None, wrench_note=''):
+    """
+    Describe the momentum observer as ``(key, value)`` pairs for the status.
+
+    Its state (off, running, paused: the joint states carry no efforts), the restarts by the
+    stamp rules, the largest ``|r|`` per joint since the last report (one diagnostics period),
+    the latched contact and, with ``contact.wrench_link``, the rank of the wrench fit (or
+    ``wrench_note``: why there is no estimate yet). Takes the observer's window of residuals.
+    """
+    if setup is None or not setup.observer_on:
+        return (('observer', 'off'),)
+    window = observer.take_window()
+    pairs = [
+        ('observer', 'running' if observer.running else 'paused (joint states without efforts)'),
+        ('observer restarts', observer.restarts),
+        ('largest external effort per joint, last period',
+         vector_text(window[setup.rows]) if window is not None and len(window) == setup.model.nv
+         else 'none'),
+        ('contact threshold', 'none (no detection)' if setup.threshold is None
+         else vector_text(setup.threshold)),
+        ('contact', ', '.join(setup.model.joint_names[i] for i in observer.contact_joints
+                              if i < setup.model.nv) if observer.contact else 'none'),
+        ('contact reaction', setup.config.contact_reaction)]
+    if setup.wrench_link:
+        pairs.append(('external wrench at', '%s (%s)' % (
+            setup.wrench_link, wrench_note or 'rank %s of 6' % (
+                '?' if wrench_rank is None else wrench_rank))))
+    return tuple(pairs)
 
 
 def vector_text(values):

@@ -5,7 +5,9 @@ Inputs: the robot description (parameter or latched topic), ``joint_states`` (me
 the desired state or accelerations, any number of force/torque sensor wrenches and the payload
 in the hand. On every joint state that completes the robot's state it asks the torque law
 (:class:`rbd_dynamics.control.law.Controller`, no ROS in it) for the torques and publishes
-``~/feedforward``, ``~/gravity_compensation`` and ``~/effort_commands``. This module is wiring:
+``~/feedforward``, ``~/gravity_compensation`` and ``~/effort_commands`` (and, with
+``contact.observer``, ``~/external_effort``, ``~/contact`` and ``~/external_wrench`` from the
+measured efforts). This module is wiring:
 subscriptions, publishers, services and parameters (declared from the table of
 :mod:`rbd_dynamics.ros.parameters`). The rest lives beside it:
 
@@ -36,9 +38,11 @@ import time
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped, WrenchStamped
+import numpy as np
 import rbd_dynamics as rbd
 from rbd_dynamics import _fast
 from rbd_dynamics.control.law import check_lengths, Config, Controller, Setup
+from rbd_dynamics.control.observer import wrench_at
 from rbd_dynamics.control.sensors import Sensor
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 SetParametersResult)
@@ -51,14 +55,15 @@ try:
 except ImportError:  # Humble
     from rclpy.qos_event import PublisherEventCallbacks, SubscriptionEventCallbacks
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import Bool, Float64MultiArray, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from . import parameters
 from .conversions import (desired_from_array, desired_from_trajectory, to_float_array,
                           trajectory_to_arrays, wrench_to_array)
-from .diagnostics import ComputeTimes, COUNTS, dynamics_status, payload_text, vector_text
+from .diagnostics import (ComputeTimes, COUNTS, dynamics_status, observer_values, payload_text,
+                          vector_text)
 from .executor import FailureCounter, run, SubscriptionThread
 from .model_source import ModelSource, payload_changes
 
@@ -166,13 +171,27 @@ class DynamicsNode(Node):
                                                event_callbacks=quiet_pub)
         self._pub_trajectory = self.create_publisher(JointTrajectory, '~/trajectory_with_effort',
                                                      10, event_callbacks=quiet_pub)
+        self._pub_external = self.create_publisher(JointState, '~/external_effort', 10,
+                                                   event_callbacks=quiet_pub)
+        self._pub_wrench = self.create_publisher(WrenchStamped, '~/external_wrench', 10,
+                                                 event_callbacks=quiet_pub)
         self._msg_ff = JointState()
         self._msg_g = JointState()
         self._msg_cmd = Float64MultiArray()
+        self._msg_external = JointState()
         self._named = None  # the setup whose joint names the output messages carry
 
         latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self._pub_contact = self.create_publisher(Bool, '~/contact', latched)
+        self._contact_lock = threading.Lock()  # one ~/contact message per change, in order
+        self._contact_published = None
+        self._wrench_rank = None  # rank of J^T of the last wrench estimate
+        self._eom_warm_up = None  # the thread compiling the Jacobian's kernel, once
+        self._wrench_note = ''  # why no wrench is estimated yet, for the diagnostics
+        self._wrench_failed = False
+        self._publish_contact()
+        self.create_service(Trigger, '~/reset_contact', self._on_reset_contact)
         self.create_subscription(String, 'robot_description',
                                  lambda msg: self._source.receive_description(msg.data), latched)
         self._joint_state_thread = None
@@ -546,7 +565,7 @@ class DynamicsNode(Node):
             return
         setup, merger = active
         try:
-            if not merger.update(msg):
+            if not merger.update(msg, setup.observer_on):
                 return  # none of this model's joints
         except ValueError as exc:
             return self._reject('joint_states', str(exc))
@@ -564,7 +583,8 @@ class DynamicsNode(Node):
         start = time.perf_counter_ns()
         now = self.get_clock().now().nanoseconds
         self._last_joint_state_ns = now
-        self._publish(setup, merger.position, merger.velocity, now, msg.header.stamp)
+        self._publish(setup, merger.position, merger.velocity, now, msg.header.stamp,
+                      merger.effort if merger.effort_fresh else None)
         spent = time.perf_counter_ns() - start
         self._compute.add(spent)
         if numpy_path:
@@ -572,8 +592,9 @@ class DynamicsNode(Node):
 
     # Torques ------------------------------------------------------------------------------------
 
-    def _publish(self, setup, q, qd, now, stamp):
-        out = self._controller.compute(setup, q, qd, now)
+    def _publish(self, setup, q, qd, now, stamp, effort=None):
+        stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec
+        out = self._controller.compute(setup, q, qd, now, effort, stamp_ns)
         if out is None:
             self._counts['non_finite_outputs'] += 1
             self.get_logger().error('non-finite torque computed (q=%s, qd=%s); publishing '
@@ -591,6 +612,7 @@ class DynamicsNode(Node):
         if self._named is not setup:
             self._msg_ff.name = list(setup.joints)
             self._msg_g.name = list(setup.joints)
+            self._msg_external.name = list(setup.joints)
             self._named = setup
         # A topic nobody subscribes to is skipped: turning the message into its C form is a
         # large part of a publish, and DDS would discard it anyway.
@@ -604,6 +626,93 @@ class DynamicsNode(Node):
             self._msg_cmd.data = to_float_array(out.command)
             self._pub_cmd.publish(self._msg_cmd)
         self._counts['outputs'] += 1
+        if out.step is not None:  # after the torques, which a controller waits for
+            self._publish_observer(setup, q, out, stamp)
+
+    # Contact ------------------------------------------------------------------------------------
+
+    def _publish_observer(self, setup, q, out, stamp):
+        """Publish the residual, the wrench at ``contact.wrench_link`` and a contact change."""
+        if self._pub_external.get_subscription_count():
+            msg = self._msg_external
+            msg.header.stamp = stamp
+            msg.effort = to_float_array(out.external)
+            self._pub_external.publish(msg)
+        link = setup.wrench_link
+        if link and self._wrench_kernels_ready(setup.model) and \
+                self._pub_wrench.get_subscription_count():
+            w, self._wrench_rank = wrench_at(setup.model, q, link, out.step.residual)
+            if np.isfinite(w).all():
+                msg = WrenchStamped()
+                msg.header.stamp = stamp
+                msg.header.frame_id = link
+                f, n = msg.wrench.force, msg.wrench.torque
+                f.x, f.y, f.z, n.x, n.y, n.z = (float(v) for v in w)
+                self._pub_wrench.publish(msg)
+        if out.step.changed:
+            names = [setup.model.joint_names[i] for i in out.step.joints]
+            self.get_logger().warning(
+                'contact detected on %s (external torque %s over the threshold %s)%s'
+                % (', '.join(names), vector_text(out.external), vector_text(setup.threshold),
+                   '; ~/effort_commands carry the gravity compensation until ~/reset_contact'
+                   if setup.react else ''))
+            self._publish_contact()
+
+    def _wrench_kernels_ready(self, model):
+        """
+        Say whether the wrench can be estimated without compiling on the torque path.
+
+        The compiled Jacobian's kernel is built (or loaded from numba's cache) when a model
+        first needs it; that takes seconds without ``precompile``, so it is built on a thread of
+        its own the first time a wrench is asked for, and the wrench waits for it.
+        """
+        packed = model.packed
+        stub = getattr(_fast, '_CompileFirst', None)
+        if packed is None or stub is None or not isinstance(packed.jacobian1, stub):
+            return True
+        warm_up = self._eom_warm_up
+        if warm_up is None or not (warm_up.is_alive() or self._wrench_failed):
+            # (again for a packed model made while it compiled, a payload's: only binds then)
+            if warm_up is None:
+                self._wrench_note = "waiting for the Jacobian's compiled kernel"
+                self.get_logger().info(
+                    'building the compiled Jacobian for contact.wrench_link (once per process; '
+                    "python -m rbd_dynamics precompile keeps it in numba's cache); "
+                    '~/external_wrench starts when it is ready')
+            self._eom_warm_up = threading.Thread(target=self._warm_up_jacobian, args=(packed,),
+                                                 name='rbd_dynamics eom warm-up', daemon=True)
+            self._eom_warm_up.start()
+        return False
+
+    def _warm_up_jacobian(self, packed):
+        try:
+            _fast.warm_up_eom(packed)
+        except Exception as exc:  # (whatever numba raises) the torques go on without a wrench
+            self._wrench_failed = True
+            self._wrench_note = 'the Jacobian could not be compiled: %s' % exc
+            self.get_logger().error('contact.wrench_link: %s; no ~/external_wrench'
+                                    % self._wrench_note)
+            return
+        self._wrench_note = ''
+        self.get_logger().info('compiled Jacobian ready: ~/external_wrench starts')
+
+    def _publish_contact(self):
+        """Publish the latched contact state on ``~/contact`` if it changed."""
+        with self._contact_lock:
+            contact = self._controller.observer.contact
+            if contact != self._contact_published:
+                self._pub_contact.publish(Bool(data=contact))
+                self._contact_published = contact
+
+    def _on_reset_contact(self, request, response):
+        had = self._controller.observer.reset()
+        self._publish_contact()
+        response.success = True
+        response.message = ('contact cleared; the observer restarts from the next joint state'
+                            if had else 'no contact; the observer restarts from the next '
+                            'joint state')
+        self.get_logger().info(response.message)
+        return response
 
     # Diagnostics --------------------------------------------------------------------------------
 
@@ -621,7 +730,9 @@ class DynamicsNode(Node):
             last_joint_state_ns=self._last_joint_state_ns,
             desired_ns=desired[1] if desired else None, sensors=self._sensors,
             compute=self._compute, saturated=self._saturated,
-            own_thread=self._joint_state_thread is not None, last_errors=last_errors)
+            own_thread=self._joint_state_thread is not None, last_errors=last_errors,
+            observer=observer_values(self._setup, self._controller.observer,
+                                     self._wrench_rank, self._wrench_note))
         msg = DiagnosticArray()
         msg.header.stamp = now.to_msg()
         msg.status = [status]

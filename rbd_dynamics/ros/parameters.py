@@ -16,6 +16,7 @@ import math
 
 import rbd_dynamics as rbd
 from rbd_dynamics.control.law import COMMAND_OUTPUTS, DRIVE_VELOCITIES
+from rbd_dynamics.control.observer import REACTIONS
 from rclpy.parameter import Parameter
 
 from .conversions import CONVENTIONS
@@ -173,6 +174,20 @@ PARAMETERS = (
     Spec('payload.inertia', [0.0] * 6, T.DOUBLE_ARRAY, 'payload inertia about its centre of '
          'mass in the link axes: ixx, ixy, ixz, iyy, iyz, izz [kg m^2]', PAYLOAD, _inertia,
          '6 finite numbers, moments >= 0'),
+    Spec('contact.observer', False, T.BOOL, 'estimate the external joint torques with the '
+         'momentum observer on every joint state that carries efforts (~/external_effort, '
+         '~/contact, ~/external_wrench)', SETUP),
+    Spec('contact.gain', 50.0, T.DOUBLE, 'observer bandwidth K [1/s]: the residual follows an '
+         'external torque as 1 - exp(-K t)', SETUP, _finite(minimum=0.0, strict=True), '> 0'),
+    Spec('contact.threshold', [], T.DOUBLE_ARRAY, 'per joint in joints order [N m or N]: a '
+         'joint whose residual exceeds it is in contact (latched until ~/reset_contact); '
+         'empty: no detection', SETUP, _finite(0, 0.0), NON_NEGATIVE_LIST),
+    Spec('contact.reaction', 'none', T.STRING, 'on contact: none, or gravity_compensation '
+         '(~/effort_commands carries the gravity compensation until ~/reset_contact)', SETUP,
+         _one_of(REACTIONS), ' or '.join(REACTIONS)),
+    Spec('contact.wrench_link', '', T.STRING, 'link to estimate the external wrench at '
+         '(least squares of J^T w = residual, in that link frame, on ~/external_wrench); '
+         'empty: none', SETUP),
     Spec('joint_states_thread', True, T.BOOL, 'take joint_states on a thread of its own (the '
          'executor of rclpy costs more per message than the dynamics); false: in the executor '
          'with every other callback', FIXED),

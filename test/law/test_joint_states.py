@@ -108,3 +108,24 @@ def test_wrap_angle(angle):
     assert -math.pi <= wrapped < math.pi
     assert math.isclose(math.cos(wrapped), math.cos(angle), abs_tol=1e-6)
     assert math.isclose(math.sin(wrapped), math.sin(angle), abs_tol=1e-6)
+
+
+def test_efforts_merged_when_asked_and_not_finite_ones_refuse_the_state():
+    merger = JointStateMerger(JOINTS)
+    # not asked (no observer): efforts are not read, a NaN effort changes nothing
+    merger.update(joint_state(JOINTS, [1.0] * 4, [0.0] * 4, [math.nan] * 4))
+    assert not merger.effort_fresh and not merger.has_effort.any()
+    merger.update(joint_state(['a', 'b'], [1.0, 2.0], [], [0.5, 0.6]), efforts=True)
+    assert not merger.effort_fresh  # c and d never had one
+    merger.update(joint_state(['d', 'c'], [4.0, 3.0], [], [0.8, 0.7]), efforts=True)
+    assert merger.effort_fresh
+    np.testing.assert_array_equal(merger.effort, [0.5, 0.6, 0.7, 0.8])
+    with pytest.raises(ValueError, match='effort is not finite for c'):
+        merger.update(joint_state(['a', 'c'], [9.0, 9.0], [9.0, 9.0], [0.1, math.inf]),
+                      efforts=True)
+    # refused whole: nothing of that state was merged
+    np.testing.assert_array_equal(merger.position, [1.0, 2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(merger.effort, [0.5, 0.6, 0.7, 0.8])
+    # a state without efforts: not fresh (the observer pauses)
+    merger.update(joint_state(JOINTS, [1.0] * 4), efforts=True)
+    assert not merger.effort_fresh

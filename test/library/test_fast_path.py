@@ -545,6 +545,27 @@ def test_compile_readies_the_batch_kernels(code_model):
     assert code_model.packed is not None
     assert _fast._batch.signatures
     assert _fast._batch_parallel.signatures
+
+
+def test_equations_of_motion_compile_on_first_use(code_model):
+    """
+    The equations of motion's entry points start as stubs that compile them, then call them.
+
+    Once compiled in the process, every packed model (a payload's copy too) takes the kernels
+    themselves.
+    """
+    packed = code_model.packed
+    q = _random_q(code_model, np.random.default_rng(2))
+    stub = _fast._CompileFirst(packed, 'mass1')
+    M = np.empty((code_model.nv, code_model.nv))
+    assert stub(packed.blob, q, M) == _fast.OK
+    np.testing.assert_allclose(M, mass_matrix_reference(code_model, q[None],
+                                                        code_model.runtime.inertia)[0],
+                               rtol=0, atol=1e-12)
+    for name in _fast.EOM_ENTRIES:
+        assert _fast.ENTRY[name] is not None
+        assert getattr(packed, name) is _fast.ENTRY[name]
+        assert getattr(packed.with_inertia(code_model.inertia), name) is _fast.ENTRY[name]
     assert _fast._eom_batch_parallel.signatures
 
 

@@ -161,9 +161,13 @@ class Loop:
     outside the lockstep (its joint states are the simulator's; its gravity compensation is
     recorded in ``observed``). The simulation starts only once it listens too, so its answers
     cover the run from the start however slowly the machine starts processes.
+
+    ``record``: ``{name: (message type, topic, qos)}`` of more outputs to keep from the start
+    in ``self.recorded[name]`` (matched before the simulation can start, like the observer's).
     """
 
-    def __init__(self, ns, node_params, sim_params=None, trajectory=None, observer=None):
+    def __init__(self, ns, node_params, sim_params=None, trajectory=None, observer=None,
+                 record=None):
         # the loop starts once the test's own subscriber (and the node or the trajectory
         # publisher, and the observer) listen to the simulated joint states
         sim = {'lockstep': True, 'rate': RATE, 'initial_positions': Q0.tolist(), 'joints': JOINTS,
@@ -203,7 +207,16 @@ class Loop:
                 JointState, 'observer/gravity_compensation', self.observed.append, 5000)
             assert spin_until(self.executor, lambda: observed.get_publisher_count() > 0, 120.0,
                               0.05, lambda: all(p.alive() for p in self.procs)), self.logs()
-        self.peer.create_subscription(JointState, 'joint_states', self.states.append, 100)
+        self.recorded = {}
+        subscriptions = []
+        for name, (kind, topic, qos) in (record or {}).items():
+            self.recorded[name] = []
+            subscriptions.append(self.peer.create_subscription(
+                kind, topic, self.recorded[name].append, qos))
+        assert spin_until(self.executor,
+                          lambda: all(s.get_publisher_count() > 0 for s in subscriptions),
+                          120.0, 0.05, lambda: all(p.alive() for p in self.procs)), self.logs()
+        self.peer.create_subscription(JointState, 'joint_states', self.states.append, 5000)
         self.peer.create_subscription(JointState, 'rbd_dynamics/gravity_compensation',
                                       self.gravity.append, 100)
 

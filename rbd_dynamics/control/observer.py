@@ -1,0 +1,231 @@
+"""
+Sensorless contact: the generalized-momentum observer, arrays in and arrays out (no ROS here).
+
+The residual of De Luca's momentum observer estimates the joint torques that nothing in the
+model explains::
+
+    r = K (p - integral(tau_m + C^T qd - g + r) dt - p0),     p = M qd
+
+with ``tau_m`` the measured effort minus the drive's friction, and the measured force/torque
+readings, payloads and armature part of the model. ``r`` answers an external torque as a
+first-order lag: ``dr/dt = K (tau_ext - r)``.
+
+Discretisation, over the joint states' stamps ``t_k`` (``dt = t_k - t_(k-1)``). Since
+``dp/dt - C^T qd = M qdd + C qd`` (``M' = C + C^T``), the quantity inside ``K (...)`` changes over
+one step by ``M_(k-1) (qd_k - qd_(k-1)) - integral(tau_m - n(q, qd) + r) dt`` up to second order
+in ``dt``, with ``n = C qd + g - J^T f`` (the RNEA at zero acceleration with the measured
+wrenches ``f``). So with ``u_k = M_(k-1) (qd_k - qd_(k-1)) / dt + (n_(k-1) + n_k) / 2 - tau_m,k``::
+
+    r_k = a r_(k-1) + (1 - a) u_k,     a = exp(-K dt)
+
+which is the exact solution of the observer's equation for a ``u`` constant over the step, so the
+response to a step of external torque is ``1 - exp(-K (t - t0))`` at every sample whatever ``dt``.
+The effort of a joint state counts as the torque held since the previous state (what a drive
+applies between two commands). ``M v`` is ``rnea(q, 0, v) - g(q)``, so a step costs three RNEA
+passes of the compiled path and never forms ``M`` or ``C``.
+
+The observer restarts from a state (``r = 0``) when the stamp does not advance, when more than
+:data:`MAX_GAP` seconds passed since the previous state, when it resumes after states without
+efforts, on a new model or joint order, and on :meth:`Observer.reset`; other changes of the
+configuration (gain, thresholds, drive) apply from the next step on.
+"""
+
+import math
+import threading
+
+import numpy as np
+
+from ..dynamics import gravity_torques, rnea
+from ..eom import jacobian
+
+#: Largest gap between two joint states the integral bridges [s]; a longer one restarts it.
+MAX_GAP = 0.1
+REACTIONS = ('none', 'gravity_compensation')
+#: Singular values of ``J^T`` below this share of the largest count as zero in the wrench fit.
+RANK_TOLERANCE = 1e-6
+
+
+class Step:
+    """
+    What one joint state gave the observer.
+
+    Attributes
+    ----------
+    residual
+        ``(nv,)`` ``r``, model order (zeros on a restart).
+    restarted
+        this state restarted the observer (the reason in ``reason``).
+    contact
+        the latched contact state after this step.
+    changed
+        ``contact`` changed with this step.
+    joints
+        model indices of the joints whose ``|r|`` exceeds the threshold in this step.
+
+    """
+
+    __slots__ = ('residual', 'restarted', 'reason', 'contact', 'changed', 'joints')
+
+    def __init__(self, residual, restarted, reason, contact, changed, joints):
+        self.residual = residual
+        self.restarted = restarted
+        self.reason = reason
+        self.contact = contact
+        self.changed = changed
+        self.joints = joints
+
+
+class Observer:
+    """
+    The momentum observer's state between joint states, with the latched contact.
+
+    :meth:`step` runs on the joint-state path; :meth:`reset` and :meth:`take_window` may run on
+    another thread: a lock (never contended for long) keeps each whole.
+
+    Attributes
+    ----------
+    contact
+        latched: a joint exceeded its threshold since the last reset.
+    contact_joints
+        model indices of the joints that raised it (set when it latched).
+    restarts
+        how many times the stamp rules restarted the integral.
+    running
+        the last joint state carried efforts (``False``: paused or never run).
+
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.contact = False
+        self.contact_joints = ()
+        self.restarts = 0
+        self.running = False
+        self._state = None  # (model, rows, stamp_ns, q, qd, n, g, r)
+        self._window = None  # (nv,) largest |r| since take_window
+
+    def reset(self):
+        """Clear the contact and restart the integral from the next joint state."""
+        with self._lock:
+            changed = self.contact
+            self.contact = False
+            self.contact_joints = ()
+            self._state = None
+            return changed
+
+    def pause(self):
+        """Note a joint state without efforts: the integral restarts when they come back."""
+        with self._lock:
+            self.running = False
+            self._state = None
+
+    def take_window(self):
+        """Return the largest ``|r|`` per joint (model order) since the last call, or ``None``."""
+        with self._lock:
+            window, self._window = self._window, None
+            return window
+
+    def step(self, setup, q, qd, tau_m, stamp_ns, f_ext=None, g=None):
+        """
+        Advance the observer to one joint state.
+
+        Parameters
+        ----------
+        setup
+            the :class:`~rbd_dynamics.control.law.Setup` (model, gain, thresholds, armature).
+        q, qd
+            ``(nv,)`` measured state, model order.
+        tau_m
+            ``(nv,)`` measured effort minus the drive's friction, model order, finite.
+        stamp_ns
+            the joint state's stamp [ns].
+        f_ext
+            measured wrenches ``{link: (6,)}`` (link frame, applied on the robot) or ``None``.
+        g
+            ``gravity_torques(model, q)`` if already computed (no wrenches), else ``None``.
+
+        Returns
+        -------
+        Step
+
+        """
+        model = setup.model
+        zero = setup.zero
+        n = rnea(model, q, qd, zero, f_ext)
+        if g is None:
+            g = gravity_torques(model, q)
+        with self._lock:
+            self.running = True
+            state = self._state
+            reason = ''
+            if state is None or state[0] is not model or not (
+                    state[1] is setup.rows or np.array_equal(state[1], setup.rows)):
+                reason = 'start'
+            else:
+                dt = (stamp_ns - state[2]) * 1e-9
+                if dt <= 0.0:
+                    reason = 'stamp did not advance'
+                elif dt > MAX_GAP:
+                    reason = 'gap of %.3f s' % dt
+            if reason:
+                if reason != 'start':
+                    self.restarts += 1
+                r = np.zeros(model.nv)
+            else:
+                _, _, _, q0, qd0, n0, g0, r0 = state
+                dqd = qd - qd0
+                # M(q0) dqd, with the drive's armature (a constant inertia on the joint)
+                m_dqd = rnea(model, q0, zero, dqd) - g0 + setup.armature_observed * dqd
+                u = m_dqd / dt + 0.5 * (n0 + n) - tau_m
+                a = math.exp(-setup.contact_gain * dt)
+                r = a * r0 + (1.0 - a) * u
+            if not np.isfinite(r).all():
+                # a non-finite model output must not stay in the integral
+                r = np.zeros(model.nv)
+                reason = reason or 'non-finite residual'
+            self._state = (model, setup.rows, stamp_ns, q.copy(), qd.copy(), n, g, r)
+            magnitude = np.abs(r)
+            self._window = magnitude if self._window is None or len(self._window) != len(r) \
+                else np.maximum(self._window, magnitude)
+            joints = ()
+            changed = False
+            if setup.threshold is not None:
+                over = magnitude[setup.rows] > setup.threshold
+                if over.any():
+                    joints = tuple(setup.rows[over].tolist())
+                    if not self.contact:
+                        self.contact = True
+                        self.contact_joints = joints
+                        changed = True
+            return Step(r, bool(reason), reason, self.contact, changed, joints)
+
+
+def wrench_at(model, q, link, residual):
+    """
+    Estimate the external wrench at ``link`` that explains ``residual``: ``J^T w = r``.
+
+    Least squares over the joints; when the joints on the link's path cannot see every
+    component of a wrench (fewer than six of them, or a singular pose), the components they
+    cannot see are set to zero (the minimum-norm solution) and the rank says how many are
+    seen.
+
+    Parameters
+    ----------
+    model
+        the model.
+    q
+        ``(nv,)`` positions, model order.
+    link
+        a link of the model.
+    residual
+        ``(nv,)`` external joint torques, model order.
+
+    Returns
+    -------
+    ``((6,) wrench, rank)``: force first, in ``link``'s frame about its origin, applied on the
+    robot [N, N m]; the rank of ``J^T`` (6: a full wrench).
+
+    """
+    jt = jacobian(model, q, link, frame='local').T
+    w, _, rank, _ = np.linalg.lstsq(jt, residual, rcond=RANK_TOLERANCE)
+    return w, int(rank)

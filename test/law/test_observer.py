@@ -1,0 +1,312 @@
+"""The momentum observer of the torque law (rbd_dynamics.control.observer), without ROS."""
+
+import math
+import os
+
+import numpy as np
+import pytest
+
+import rbd_dynamics as rbd
+from rbd_dynamics.control.law import Config, Controller, Setup
+from rbd_dynamics.control.observer import MAX_GAP, wrench_at
+from rbd_dynamics.control.sensors import Sensor
+
+NS = 1_000_000_000
+DT = 0.001
+GAIN = 50.0
+T0 = 0.3  # the external wrench starts [s]
+T_END = 0.6
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(scope='module')
+def two_link():
+    return rbd.Model.from_urdf_file(os.path.join(HERE, 'descriptions', 'two_link.urdf'))
+
+
+def motion(model, amplitude=0.1, frequency=0.5):
+    """Return ``t -> (q, qd, qdd)``: every joint swings about a pose away from singularities."""
+    center = 0.3 + 0.1 * np.arange(model.nv)
+    w = 2.0 * math.pi * frequency
+    phase = 0.4 * np.arange(model.nv)
+
+    def at(t):
+        s = np.sin(w * t + phase)
+        c = np.cos(w * t + phase)
+        return center + amplitude * s, amplitude * w * c, -amplitude * w * w * s
+    return at
+
+
+def synthesised_efforts(model, at, t_prev, t, link, wrench, on, extra=None):
+    """
+    Return the mean over ``(t_prev, t]`` of ``rnea - J^T w`` (Simpson), what a drive holds.
+
+    ``extra(qd, qdd)``: torques the drive adds (its friction and armature).
+    """
+    total = np.zeros(model.nv)
+    for weight, s in ((1.0, t_prev), (4.0, 0.5 * (t_prev + t)), (1.0, t)):
+        q, qd, qdd = at(s)
+        tau = rbd.rnea(model, q, qd, qdd)
+        if on:
+            tau = tau - rbd.jacobian(model, q, link, frame='local').T @ wrench
+        if extra is not None:
+            tau = tau + extra(qd, qdd)
+        total += weight * tau
+    return total / 6.0
+
+
+def run(model, controller, setup, link, wrench, extra=None, t_end=T_END, start=0.0,
+        amplitude=0.1):
+    """Feed the controller the states and efforts; return times, residuals, positions."""
+    at = motion(model, amplitude)
+    times = np.arange(start, t_end + DT / 2, DT)
+    residuals, positions = [], []
+    for k, t in enumerate(times):
+        q, qd, _ = at(t)
+        t_prev = times[k - 1] if k else t - DT
+        effort = synthesised_efforts(model, at, t_prev, t, link, wrench, t_prev >= T0 - 1e-12,
+                                     extra)
+        out = controller.compute(setup, q, qd, int(round(t * NS)), effort, int(round(t * NS)))
+        residuals.append(out.external)
+        positions.append(q)
+    return times, np.array(residuals), np.array(positions)
+
+
+def expected_residual(model, times, positions, link, wrench):
+    """
+    Return ``(1 - exp(-K (t - t0))) J^T w`` and the first-order lag of ``J^T w``.
+
+    The first is the response to a constant ``J^T w``; the second follows the arm's motion.
+    """
+    step, lag = [], []
+    state = np.zeros(model.nv)
+    a = math.exp(-GAIN * DT)
+    for t, q in zip(times, positions):
+        tau = rbd.jacobian(model, q, link, frame='local').T @ wrench
+        on = t > T0 + 1e-12
+        step.append(tau * (1.0 - math.exp(-GAIN * (t - T0))) if on else 0.0 * tau)
+        state = a * state + (1 - a) * tau if on else state
+        lag.append(state.copy())
+    return np.array(step), np.array(lag)
+
+
+CASES = {
+    'two_link': ('lower', np.array([3.0, -2.0, 4.0, 0.1, 0.2, -0.1])),
+    'demo_arm': ('tool_center_point', np.array([12.0, -8.0, 14.0, 0.5, -0.4, 0.3])),
+}
+
+
+@pytest.mark.parametrize('name', sorted(CASES))
+def test_residual_is_a_first_order_response_to_an_external_wrench(name, two_link, model):
+    robot = two_link if name == 'two_link' else model
+    link, wrench = CASES[name]
+    setup = Setup(robot, Config(contact_observer=True, contact_gain=GAIN))
+    # a slow swing: J^T w changes little within the observer's time constant
+    times, r, q = run(robot, Controller(), setup, link, wrench, amplitude=0.05)
+    expected, lag = expected_residual(robot, times, q, link, wrench)
+    size = np.abs(lag).max()
+    before = times <= T0
+    print(name, 'largest |r| before t0: %.3g %% of |J^T w|, error after: %.3g %% '
+          '(%.3g %% from the lag of J^T w)'
+          % (100 * np.abs(r[before]).max() / size, 100 * np.abs(r - expected).max() / size,
+             100 * np.abs(r - lag).max() / size))
+    assert np.abs(r[before]).max() < 0.01 * size
+    assert np.abs(r - expected).max() < 0.02 * size
+    assert np.abs(r - lag).max() < 0.002 * size
+    assert np.abs(r[-1]).max() > 0.95 * size  # it did respond
+    w, rank = wrench_at(robot, q[-1], link, r[-1])
+    if name == 'demo_arm':
+        assert rank == 6
+        np.testing.assert_allclose(w, wrench, atol=0.02 * np.abs(wrench).max())
+    else:
+        # two joints cannot see a full wrench: the smallest wrench that explains r
+        assert rank == 2
+        jt = rbd.jacobian(robot, q[-1], link, frame='local').T
+        np.testing.assert_allclose(jt @ w, r[-1], atol=1e-9 * size)
+        assert np.linalg.norm(w) <= np.linalg.norm(wrench)
+
+
+def test_observer_matches_the_momentum_formula(model):
+    """The discrete observer is the contract's ``r = K (M qd - integral(...) - p0)``."""
+    link, wrench = CASES['demo_arm']
+    setup = Setup(model, Config(contact_observer=True, contact_gain=GAIN))
+    times, r, _ = run(model, Controller(), setup, link, wrench, t_end=0.45)
+    # the textbook form with the mass and Coriolis matrices on the same samples: trapezoidal
+    # C^T qd - g, the efforts held over each step, explicit Euler for r
+    at = motion(model)
+
+    def known(t):
+        q, qd, _ = at(t)
+        return (rbd.coriolis_matrix(model, q, qd).T @ qd - rbd.gravity_torques(model, q),
+                rbd.mass_matrix(model, q) @ qd)
+
+    last, p0 = known(times[0])
+    integral = np.zeros(model.nv)
+    ref = [np.zeros(model.nv)]
+    for k in range(1, len(times)):
+        term, p = known(times[k])
+        effort = synthesised_efforts(model, at, times[k - 1], times[k], link, wrench,
+                                     times[k - 1] >= T0 - 1e-12)
+        integral += (effort + 0.5 * (term + last) + ref[-1]) * DT
+        last = term
+        ref.append(GAIN * (p - integral - p0))
+    ref = np.array(ref)
+    size = np.abs(ref).max()
+    error = np.abs(r - ref).max() / size
+    print('observer against the textbook formula: %.3g %% of the largest residual'
+          % (100 * error))
+    # explicit Euler on r and the exact step of the observer differ by O(K dt) in the
+    # transient
+    assert error < 0.02
+
+
+def test_drive_and_sensor_are_part_of_the_model(model):
+    """Friction and armature of the drive, and a measured wrench, leave no residual."""
+    viscous = np.linspace(2.0, 0.1, model.nv)
+    coulomb = np.linspace(1.0, 0.05, model.nv)
+    armature = np.linspace(0.3, 0.01, model.nv)
+    config = Config(contact_observer=True, contact_gain=GAIN, drive_compensate=True,
+                    **{'drive.viscous': viscous.tolist(), 'drive.coulomb': coulomb.tolist(),
+                       'drive.armature': armature.tolist()})
+    setup = Setup(model, config)
+
+    def drive(qd, qdd):
+        return rbd.drive_torques(qd, qdd, viscous, coulomb, armature)
+
+    link, wrench = CASES['demo_arm']
+    # the drive's torques are in the efforts and the observer knows them
+    _, r, _ = run(model, Controller(), setup, link, np.zeros(6), extra=drive, t_end=0.2)
+    with_drive = rbd.rnea(model, *motion(model)(0.1))
+    assert np.abs(r).max() < 0.01 * np.abs(with_drive).max()
+    # the same efforts to an observer that does not know the drive: the friction shows
+    plain = Setup(model, Config(contact_observer=True, contact_gain=GAIN))
+    _, r_plain, _ = run(model, Controller(), plain, link, np.zeros(6), extra=drive,
+                        t_end=0.2)
+    assert np.abs(r_plain[-1]).max() > 0.3
+    # a sensor reading the wrench at the link all along: no residual
+    sensor = Sensor('ft', timeout=0.0)
+    sensor.reading = (0, link, wrench)
+    controller = Controller([sensor])
+    _, r_sensor, _ = run(model, controller, Setup(model, Config(contact_observer=True)),
+                         link, wrench, start=T0, t_end=T0 + 0.1)
+    assert np.abs(r_sensor).max() < 0.01 * np.abs(wrench).max()
+
+
+def step(controller, setup, model, t, effort=True, q=None):
+    q = np.full(model.nv, 0.3) if q is None else q
+    qd = np.zeros(model.nv)
+    tau = rbd.gravity_torques(model, q) if effort else None
+    return controller.compute(setup, q, qd, int(t * NS), tau, int(round(t * NS)))
+
+
+def test_stamps_and_missing_efforts_restart_or_pause(model):
+    setup = Setup(model, Config(contact_observer=True))
+    controller = Controller()
+    observer = controller.observer
+    push = np.zeros(model.nv)
+    push[1] = 5.0  # a state that moves nothing while the efforts say 5 N m less on joint 2
+    q = np.full(model.nv, 0.3)
+
+    def pushed(t):
+        tau = rbd.gravity_torques(model, q) - push
+        return controller.compute(setup, q, np.zeros(model.nv), int(t * NS), tau,
+                                  int(round(t * NS)))
+
+    for k in range(50):
+        out = pushed(k * DT)
+    assert out.external[1] > 4.0 and observer.restarts == 0
+    out = pushed(49 * DT)  # the stamp does not advance
+    assert not out.external.any() and out.step.restarted and observer.restarts == 1
+    out = pushed(48 * DT)  # nor going backwards
+    assert not out.external.any() and observer.restarts == 2
+    out = pushed(48 * DT + 0.01)
+    assert out.external[1] > 0.0
+    out = pushed(48 * DT + 0.01 + MAX_GAP * 1.01)  # a gap
+    assert not out.external.any() and observer.restarts == 3
+    out = pushed(48 * DT + 0.01 + MAX_GAP * 1.01 + MAX_GAP * 0.99)  # not a gap
+    assert out.external[1] > 0.0 and observer.restarts == 3
+    # a new setup of the same model and joints (another threshold) goes on from there
+    kept = out.external[1]
+    setup = Setup(model, Config(contact_observer=True, **{'contact.threshold': [100.0] * 8}))
+    out = pushed(48 * DT + 0.01 + MAX_GAP * 1.01 + MAX_GAP * 0.99 + DT)
+    assert out.external[1] > kept and observer.restarts == 3
+    # no efforts: paused, nothing observed, the integral restarts when they are back
+    out = step(controller, setup, model, 1.0, effort=False)
+    assert out.external is None and not observer.running
+    out = pushed(1.001)
+    assert not out.external.any() and observer.running and observer.restarts == 3
+    out = pushed(1.002)
+    assert out.external[1] == pytest.approx(5.0 * (1 - math.exp(-50.0 * DT)))
+
+
+def test_contact_latches_reacts_and_resets(model):
+    joints = list(model.joint_names)
+    thresholds = [1.0] * model.nv
+    setup = Setup(model, Config(contact_observer=True, command_output='feedforward',
+                                contact_reaction='gravity_compensation',
+                                **{'contact.threshold': thresholds}))
+    controller = Controller()
+    q = np.full(model.nv, 0.3)
+    qd = np.full(model.nv, 0.2)
+    g = rbd.gravity_torques(model, q)
+    free = rbd.rnea(model, q, qd, np.zeros(model.nv))
+    t = [0.0]
+
+    def state(push=0.0):
+        t[0] += DT
+        tau = free.copy()
+        tau[3] -= push
+        return controller.compute(setup, q, qd, int(t[0] * NS), tau, int(round(t[0] * NS)))
+
+    for _ in range(20):
+        out = state()
+        assert not out.step.contact
+        np.testing.assert_allclose(out.command, out.feedforward)
+    assert not np.allclose(out.feedforward, g)
+    changed = []
+    for _ in range(40):
+        out = state(push=3.0)
+        changed.append(out.step.changed)
+        if out.step.contact:
+            np.testing.assert_allclose(out.command, g)
+    assert changed.count(True) == 1
+    flagged = changed.index(True)
+    assert out.step.contact and [joints[i] for i in controller.observer.contact_joints] == \
+        ['joint4']
+    # 3 N m through a first-order lag crosses 1 N m after ln(1.5) / K
+    assert flagged + 1 == math.ceil(math.log(1.5) / (GAIN * DT))
+    for _ in range(5):  # latched while the push is gone
+        out = state()
+    assert out.step.contact
+    np.testing.assert_allclose(out.command, g)
+    assert controller.observer.reset()
+    out = state()
+    assert not out.step.contact and not out.external.any()
+    np.testing.assert_allclose(out.command, out.feedforward)
+
+
+@pytest.mark.parametrize('settings, word', [
+    ({'contact.threshold': [1.0, 2.0]}, 'contact.threshold has 2 entries, joints has 8'),
+    ({'contact.threshold': [1.0] * 7 + [-1.0]}, 'contact.threshold must be'),
+    ({'contact_gain': -1.0}, 'contact.gain must be a finite number > 0'),
+    ({'contact_gain': 0.0}, 'contact.gain'),
+    ({'contact_wrench_link': 'nope'}, "contact.wrench_link 'nope' is not a link"),
+    ({'contact_reaction': 'stop'}, "unknown value 'stop'"),
+])
+def test_setup_refuses_contact_settings(model, settings, word):
+    with pytest.raises(ValueError, match=word):
+        Setup(model, Config(contact_observer=True, **settings))
+
+
+def test_non_finite_model_output_never_stays_in_the_integral(model):
+    setup = Setup(model, Config(contact_observer=True))
+    controller = Controller()
+    step(controller, setup, model, 0.0)
+    q = np.full(model.nv, 0.3)
+    bad = rbd.gravity_torques(model, q)
+    bad[0] = 1e308
+    out = controller.compute(setup, q, np.full(model.nv, 1e308), int(DT * NS), bad,
+                             int(DT * NS))
+    assert out is None or np.isfinite(out.external).all()
+    out = step(controller, setup, model, 2 * DT)
+    assert np.isfinite(out.external).all()
