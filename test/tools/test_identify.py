@@ -80,8 +80,8 @@ def test_noise_free_data_give_the_base_parameters_and_a_consistent_model(arm):
         < 1e-5 * np.abs(expected).max()
     # every written link is physically consistent, and so is every body
     own = np.array(list(result.own_link_parameters().values()))
-    assert (idf.consistency_margin(own) >= 0).all()
-    assert (idf.consistency_margin(result.body_parameters()) >= 0).all()
+    assert (idf.consistency_margin(own) >= -1e-12).all()  # 0: rounding on the edge
+    assert (idf.consistency_margin(result.body_parameters()) >= -1e-12).all()
     # where no motion can see a parameter, the description's value stays
     prior = layout.prior()
     silent = [10 * nominal.body_links.index(link) + idf.PARAMETER_NAMES.index(name)
@@ -122,7 +122,7 @@ def test_wrong_description_and_unknown_friction_within_one_percent(arm):
     assert error <= 0.01 * rms_torque, (error, rms_torque)
     assert error * 10 <= nominal_error, (error, nominal_error)
     own = np.array(list(result.own_link_parameters().values()))
-    assert (idf.consistency_margin(own) >= 0).all()
+    assert (idf.consistency_margin(own) >= -1e-12).all()
 
 
 def test_log_cholesky_round_trip_and_jacobian():
