@@ -920,4 +920,8 @@ def _consistent(layout, Rw, x_prior, scale, max_nfev):
                                 x_scale='jac', ftol=1e-15, xtol=1e-15, gtol=1e-15,
                                 max_nfev=max_nfev)
         z = opt.x
-    return full(opt.x)[0], opt
+    x = full(opt.x)[0]
+    # the solver keeps bounded values a hair inside their bound: a value there is the bound
+    at_bound = np.isfinite(lower) & (x[drive] < lower + 1e-9)
+    x[drive[at_bound]] = lower[at_bound]
+    return x, opt

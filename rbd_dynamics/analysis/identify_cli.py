@@ -372,7 +372,7 @@ def _plot(path, joint_names, rows, points):
         t = r.time[::step] - r.time[0] + offset
         for j, name in enumerate(joint_names):
             ax = axes[j // cols][j % cols]
-            ax.plot(t, r.effort[::step, j], color='black', lw=1.2, label='measured')
+            ax.plot(t, r.effort[::step, j], color='0.55', lw=2.2, label='measured')
             ax.plot(t, nominal[::step, j], color='tab:red', lw=0.9, label='description')
             ax.plot(t, identified[::step, j], color='tab:blue', lw=0.9, ls='--',
                     label='identified')
