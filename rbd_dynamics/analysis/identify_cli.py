@@ -153,7 +153,11 @@ def read_recording(path, topic, model, window=DEFAULT_WINDOW, max_gap=DEFAULT_MA
     try:
         merged = merge_joint_states(states.groups, model, max_gap)
     except AnalysisError as err:
-        raise AnalysisError('%s: %s' % (path, err)) from None
+        text = str(err).replace(
+            '(hold them with --hold NAME=VALUE)',
+            '(identification needs every joint of the model recorded with its effort: record '
+            'them too, or identify with a description of the recorded joints only)')
+        raise AnalysisError('%s: %s' % (path, text)) from None
     no_effort = [n for n in model.joint_names if n not in merged.effort]
     if no_effort:
         raise AnalysisError('%s has no efforts for %s: identification needs the measured '

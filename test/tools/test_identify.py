@@ -248,6 +248,9 @@ def bad_bags(tmp_path_factory, arm):
         'empty': (write_joint_states(root / 'empty', names, t[:0], q[:0], q[:0], q[:0]),
                   'no messages'),
         'unreadable': (str(text_file), 'not a readable rosbag2'),
+        'a joint missing': (write_joint_states(root / 'missing', names[:7], t, q[:, :7],
+                                               q[:, :7], q[:, :7]),
+                            'left_finger_joint never appear'),
         'another robot': (write_joint_states(root / 'other_robot', ['a', 'b'], t,
                                              np.zeros((len(t), 2)), np.zeros((len(t), 2)),
                                              np.zeros((len(t), 2))), 'a, b'),
@@ -255,7 +258,7 @@ def bad_bags(tmp_path_factory, arm):
 
 
 @pytest.mark.parametrize('case', ['no efforts', 'foreign joints', 'empty', 'unreadable',
-                                  'another robot'])
+                                  'a joint missing', 'another robot'])
 def test_bad_input_exits_1_and_writes_nothing(bags, bad_bags, case, tmp_path, capsys):
     bag, expected = bad_bags[case]
     out = tmp_path / 'out'
