@@ -63,8 +63,11 @@ class Recording:
 
 
 def _parser():
-    parser = argparse.ArgumentParser(prog='python -m rbd_dynamics identify', description=_HELP)
-    parser.add_argument('inputs', nargs='+', metavar='ROBOT BAG [BAG ...] [name:=value ...]',
+    parser = argparse.ArgumentParser(
+        prog='python -m rbd_dynamics identify', description=_HELP,
+        usage='%(prog)s ROBOT BAG [BAG ...] [--validate BAG ...] [--topic TOPIC] [--out DIR] '
+              '[options] [name:=value ...]')
+    parser.add_argument('inputs', nargs='+', metavar='ROBOT BAG',
                         help='robot description (.urdf or .xacro), the rosbag2 recordings '
                              '(directories or .mcap / .db3 files), xacro arguments')
     parser.add_argument('--validate', nargs='+', default=[], metavar='BAG',
