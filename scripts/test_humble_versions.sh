@@ -53,7 +53,7 @@ print("[humble] Python %d.%d.%d, NumPy %s, numba %s" % (sys.version_info[:3]
       + (numpy.__version__, numba.__version__)))'
 
 cd "$repo"
-export RBD_ALLOWED_MISSING="rclpy,std_msgs,sensor_msgs,geometry_msgs,trajectory_msgs,diagnostic_msgs,std_srvs,pinocchio,pin,mujoco,matplotlib,psutil,rosbags,yaml,ament_flake8,ament_pep257"
+export RBD_ALLOWED_MISSING="rclpy,std_msgs,sensor_msgs,geometry_msgs,trajectory_msgs,diagnostic_msgs,std_srvs,pinocchio,pin,mujoco,matplotlib,psutil,rosbags,yaml,scipy,ament_flake8,ament_pep257"
 # numba's on-disk cache, filled once before the workers start (each would compile otherwise)
 (cd /tmp && "$venv/bin/python" -m rbd_dynamics precompile)
 read -r -a tests <<<"${RBD_HUMBLE_TESTS:-test/library test/law test/tools}"

@@ -11,10 +11,11 @@ effort offset ``1``, a nuisance parameter of the sensor). The steps:
    (the *structural* base parameters, from the regressor at random states: a QR
    decomposition with column pivoting gives the independent columns and ``K`` with
    ``Y_dep = Y_base K``, so the base parameters are ``pi_base + K pi_dep``).
-2. :class:`Stack`: the data, in chunks of states; each joint's rows are folded into an
-   upper-triangular factor ``R_j`` of ``[Y_j D_j tau_j]`` (a QR decomposition of the previous
-   factor with the new rows): memory stays ``nv (p + 1)^2`` floats for any recording, and the
-   per-joint factors let the weights be chosen after the data are read.
+2. :class:`Stack`: the data, in chunks of states; each joint's rows of the base columns (the
+   others follow: ``Y_dep = Y_base K``) are folded into an upper-triangular factor ``R_j`` of
+   ``[Y_j D_j tau_j]`` (a QR decomposition of the previous factor with the new rows): memory
+   stays ``nv (r + 1)^2`` floats for any recording, and the per-joint factors let the weights
+   be chosen after the data are read.
 3. :func:`solve`: ordinary least squares of the base parameters, the residual standard
    deviation ``sigma_j`` of each joint, weighted least squares with weights ``1 / sigma_j``
    (the base parameters the data determine); then the physically consistent full parameters:
@@ -266,7 +267,8 @@ def _random_states(model, count, rng):
 def _rank_and_pivots(A, tol):
     """Numerical rank (diagonal of R over its first above ``tol``) and pivoted column order."""
     from scipy.linalg import qr
-    _, R, piv = qr(A, mode='economic', pivoting=True)
+    with blas_threads(1):
+        _, R, piv = qr(A, mode='economic', pivoting=True)
     diag = np.abs(np.diag(R))
     rank = int(np.count_nonzero(diag > tol * diag[0])) if len(diag) and diag[0] > 0 else 0
     return rank, piv
@@ -315,7 +317,7 @@ class Layout:
         ``inseparable_armature`` (no motion can tell it from the links' inertia) and those
         left out by the ``armature`` argument.
     row_columns
-        per joint, the columns that can be non-zero in its row.
+        per joint, the base columns that can be non-zero in its row (what is stacked).
     base
         ``(r,)`` columns of the structural base parameters; ``dependent`` the others that
         any motion sees; ``silent`` the columns no motion sees (zero everywhere).
@@ -399,8 +401,11 @@ class Layout:
         self.dependent = np.array([c for c in range(self.p) if seen[c] and c not in base],
                                   dtype=int)
         blocks = flat.reshape(count, nv, self.p)
-        self.row_columns = [np.flatnonzero(np.abs(blocks[:, j, :]).max(axis=0)
-                                           > _RANK_TOL * size.max())
+        # only base columns are stacked: any motion's dependent columns are Y_base K
+        in_base = np.zeros(self.p, dtype=bool)
+        in_base[self.base] = True
+        self.row_columns = [np.flatnonzero((np.abs(blocks[:, j, :]).max(axis=0)
+                                            > _RANK_TOL * size.max()) & in_base)
                             for j in range(nv)]
         # K in physical units: x_base + K x_dep (scaled: flat_dep = flat_base K_s)
         K = np.linalg.lstsq(flat[:, self.base], flat[:, self.dependent], rcond=None)[0] \
@@ -539,8 +544,6 @@ class Stack:
         ``progress(done, total)`` is called after every chunk. Rows with a non-finite value
         are left out.
         """
-        import time
-        from scipy.linalg import qr
         arrays = [np.asarray(a, dtype=float) for a in (q, qd, qdd, effort)]
         finite = np.ones(len(arrays[0]), dtype=bool)
         for a in arrays:
@@ -548,6 +551,20 @@ class Stack:
         if not finite.all():
             arrays = [a[finite] for a in arrays]
         q, qd, qdd, effort = arrays
+        n = len(q)
+        with blas_threads(1):
+            self._fold(q, qd, qdd, effort, chunk, progress)
+        self.samples += n
+        if n:
+            self.q_min = np.minimum(self.q_min, q.min(axis=0))
+            self.q_max = np.maximum(self.q_max, q.max(axis=0))
+            self.qd_square += (qd ** 2).sum(axis=0)
+            self.tau_square += (effort ** 2).sum(axis=0)
+        return self
+
+    def _fold(self, q, qd, qdd, effort, chunk, progress):
+        import time
+        from scipy.linalg import qr
         n = len(q)
         layout = self.layout
         for start in range(0, n, chunk):
@@ -566,20 +583,14 @@ class Stack:
             self.timing['fold'] += time.perf_counter() - t1
             if progress is not None:
                 progress(rows.stop, n)
-        self.samples += n
-        if n:
-            self.q_min = np.minimum(self.q_min, q.min(axis=0))
-            self.q_max = np.maximum(self.q_max, q.max(axis=0))
-            self.qd_square += (qd ** 2).sum(axis=0)
-            self.tau_square += (effort ** 2).sum(axis=0)
-        return self
 
     def joint_rows(self, j):
         """Joint ``j``'s factor embedded in all ``p + 1`` columns (last: the efforts)."""
-        cols = self.layout.row_columns[j]
+        layout = self.layout
         factor = self.factors[j]
-        out = np.zeros((factor.shape[0], self.layout.p + 1))
-        out[:, cols] = factor[:, :-1]
+        out = np.zeros((factor.shape[0], layout.p + 1))
+        out[:, layout.row_columns[j]] = factor[:, :-1]
+        out[:, layout.dependent] = out[:, layout.base] @ layout.K  # Y_dep = Y_base K
         out[:, -1] = factor[:, -1]
         return out
 
@@ -726,6 +737,11 @@ def solve(stack, x_prior=None, max_condition=DEFAULT_MAX_CONDITION, max_nfev=400
         are the joints that barely moved).
 
     """
+    with blas_threads(1):
+        return _solve(stack, x_prior, max_condition, max_nfev, min_separation)
+
+
+def _solve(stack, x_prior, max_condition, max_nfev, min_separation):
     layout = stack.layout
     model = layout.model
     nv = model.nv
@@ -904,4 +920,8 @@ def _consistent(layout, Rw, x_prior, scale, max_nfev):
                                 x_scale='jac', ftol=1e-15, xtol=1e-15, gtol=1e-15,
                                 max_nfev=max_nfev)
         z = opt.x
-    return full(opt.x)[0], opt
+    x = full(opt.x)[0]
+    # the solver keeps bounded values a hair inside their bound: a value there is the bound
+    at_bound = np.isfinite(lower) & (x[drive] < lower + 1e-9)
+    x[drive[at_bound]] = lower[at_bound]
+    return x, opt

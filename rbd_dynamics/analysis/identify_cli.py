@@ -63,8 +63,11 @@ class Recording:
 
 
 def _parser():
-    parser = argparse.ArgumentParser(prog='python -m rbd_dynamics identify', description=_HELP)
-    parser.add_argument('inputs', nargs='+', metavar='ROBOT BAG [BAG ...] [name:=value ...]',
+    parser = argparse.ArgumentParser(
+        prog='python -m rbd_dynamics identify', description=_HELP,
+        usage='%(prog)s ROBOT BAG [BAG ...] [--validate BAG ...] [--topic TOPIC] [--out DIR] '
+              '[options] [name:=value ...]')
+    parser.add_argument('inputs', nargs='+', metavar='ROBOT BAG',
                         help='robot description (.urdf or .xacro), the rosbag2 recordings '
                              '(directories or .mcap / .db3 files), xacro arguments')
     parser.add_argument('--validate', nargs='+', default=[], metavar='BAG',
@@ -153,7 +156,11 @@ def read_recording(path, topic, model, window=DEFAULT_WINDOW, max_gap=DEFAULT_MA
     try:
         merged = merge_joint_states(states.groups, model, max_gap)
     except AnalysisError as err:
-        raise AnalysisError('%s: %s' % (path, err)) from None
+        text = str(err).replace(
+            '(hold them with --hold NAME=VALUE)',
+            '(identification needs every joint of the model recorded with its effort: record '
+            'them too, or identify with a description of the recorded joints only)')
+        raise AnalysisError('%s: %s' % (path, text)) from None
     no_effort = [n for n in model.joint_names if n not in merged.effort]
     if no_effort:
         raise AnalysisError('%s has no efforts for %s: identification needs the measured '
@@ -372,7 +379,7 @@ def _plot(path, joint_names, rows, points):
         t = r.time[::step] - r.time[0] + offset
         for j, name in enumerate(joint_names):
             ax = axes[j // cols][j % cols]
-            ax.plot(t, r.effort[::step, j], color='black', lw=1.2, label='measured')
+            ax.plot(t, r.effort[::step, j], color='0.55', lw=2.2, label='measured')
             ax.plot(t, nominal[::step, j], color='tab:red', lw=0.9, label='description')
             ax.plot(t, identified[::step, j], color='tab:blue', lw=0.9, ls='--',
                     label='identified')
