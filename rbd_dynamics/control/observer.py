@@ -114,10 +114,15 @@ class Observer:
             return changed
 
     def pause(self):
-        """Note a joint state without efforts: the integral restarts when they come back."""
+        """
+        Note a joint state without efforts: it is not integrated.
+
+        The integral goes on from the last state with efforts when they come back (an arm and a
+        gripper merged, the gripper's states without efforts, lose nothing); after more than
+        :data:`MAX_GAP` the gap rule restarts it.
+        """
         with self._lock:
             self.running = False
-            self._state = None
 
     def take_window(self):
         """Return the largest ``|r|`` per joint (model order) since the last call, or ``None``."""

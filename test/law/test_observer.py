@@ -230,12 +230,18 @@ def test_stamps_and_missing_efforts_restart_or_pause(model):
     setup = Setup(model, Config(contact_observer=True, **{'contact.threshold': [100.0] * 8}))
     out = pushed(48 * DT + 0.01 + MAX_GAP * 1.01 + MAX_GAP * 0.99 + DT)
     assert out.external[1] > kept and observer.restarts == 3
-    # no efforts: paused, nothing observed, the integral restarts when they are back
-    out = step(controller, setup, model, 1.0, effort=False)
+    # no efforts (another driver's joint state, merged): paused, nothing observed; the integral
+    # goes on when efforts are back within the gap, and restarts after a longer pause
+    t = 48 * DT + 0.01 + MAX_GAP * 1.01 + MAX_GAP * 0.99 + DT
+    before = out.external[1]
+    out = step(controller, setup, model, t + DT, effort=False)
     assert out.external is None and not observer.running
-    out = pushed(1.001)
-    assert not out.external.any() and observer.running and observer.restarts == 3
-    out = pushed(1.002)
+    out = pushed(t + 2 * DT)
+    assert out.external[1] > before and observer.running and observer.restarts == 3
+    out = step(controller, setup, model, t + 3 * DT, effort=False)
+    out = pushed(t + 3 * DT + MAX_GAP * 1.01)
+    assert not out.external.any() and observer.running and observer.restarts == 4
+    out = pushed(t + 4 * DT + MAX_GAP * 1.01)
     assert out.external[1] == pytest.approx(5.0 * (1 - math.exp(-50.0 * DT)))
 
 
