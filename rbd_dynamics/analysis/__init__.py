@@ -20,3 +20,23 @@ Identification (``python -m rbd_dynamics identify ROBOT BAG ...``, docs/identifi
 
 class AnalysisError(ValueError):
     """Input the analysis cannot use; the message names the problem."""
+
+
+def require(command, *modules):
+    """
+    Check that ``modules`` import; else raise :class:`AnalysisError` naming the extra to install.
+
+    ``identify`` and ``excite`` need SciPy (and ``identify`` matplotlib for its plot): without
+    them a command stops before it reads or writes anything.
+    """
+    import importlib
+    missing = []
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        raise AnalysisError('%s needs %s: pip install "rbd_dynamics[analysis]" (or, in a ROS '
+                            'workspace, rosdep install rbd_dynamics)'
+                            % (command, ' and '.join(missing)))

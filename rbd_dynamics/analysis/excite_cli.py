@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from . import AnalysisError
+from . import AnalysisError, require
 from . import excite
 
 EXIT_INPUT = 1
@@ -74,6 +74,7 @@ def _check(args, model):
 
 
 def _run(args):
+    require('excite', 'scipy')
     from .cli import _assignments, load_model
     from .pipeline import check_model
     from ..parsers.files import read_description_file
@@ -92,12 +93,14 @@ def _run(args):
     finally:
         progress.finish()
     path = os.path.join(args.out, FILE_NAME)
+    partial = path + '.partial'
     try:
         os.makedirs(args.out, exist_ok=True)
-        partial = path + '.partial'
         excite.write_yaml(partial, result)
         os.replace(partial, path)
     except OSError as err:
+        if os.path.exists(partial):
+            os.remove(partial)
         raise AnalysisError('cannot write to %s: %s' % (args.out, err.strerror or err)) from None
     print(summary(result, model))
     print('wrote %s' % path)

@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from . import AnalysisError
+from . import AnalysisError, require
 from .differentiate import DEFAULT_WINDOW
 from .merge import DEFAULT_MAX_GAP
 from .report import DEFAULT_PLOT_POINTS
@@ -238,6 +238,7 @@ def predictions(model, identified_model, result, recording, coulomb_velocity):
 def run(args, out=None):
     """Run the command for parsed arguments; returns ``(exit code, timing)``."""
     out = sys.stdout if out is None else out
+    require('identify', 'scipy', 'matplotlib')
     from . import identify as idf
     from .writeback import DRIVE_NAME, drive_yaml, identified_urdf, URDF_NAME
     from ..model import Model
@@ -365,9 +366,8 @@ def _plot(path, joint_names, rows, points):
         import matplotlib
         matplotlib.use('Agg')
         import matplotlib.pyplot as plt
-    except ImportError:
-        print('warning: no plot without matplotlib (pip install matplotlib)', file=sys.stderr)
-        return False
+    except ImportError:  # checked at the start (require): a module that broke since
+        raise AnalysisError('the plot needs matplotlib: pip install matplotlib') from None
     nv = len(joint_names)
     cols = 2 if nv > 3 else 1
     nrows = (nv + cols - 1) // cols

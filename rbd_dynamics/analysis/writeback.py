@@ -17,6 +17,7 @@ the centre of mass in ``<origin xyz>``, ``rpy="0 0 0"`` and the inertia about th
 mass in the link's axes.
 """
 
+import json
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -129,7 +130,7 @@ def drive_yaml(joint_names, viscous, coulomb, armature, coulomb_velocity, notes=
     lines = ['# %s' % note for note in notes]
     lines += ['# Set drive.compensate: true to add the drive torques to ~/feedforward.',
               '%s:' % NODE_NAME, '  ros__parameters:',
-              '    joints: [%s]' % ', '.join(joint_names),
+              '    joints: [%s]' % ', '.join(json.dumps(name) for name in joint_names),
               '    drive:',
               '      viscous: %s' % values(viscous),
               '      coulomb: %s' % values(coulomb),

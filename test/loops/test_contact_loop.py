@@ -217,6 +217,9 @@ def test_no_flag_without_a_push_then_the_reaction(loop):
     # state's own answer is checked whenever it arrived, as it does on a quiet machine)
     assert len(checked) > 50 and checked[0] <= flagged + 3 * period, (flagged, checked[:3])
 
+    # the node latched once, at the push; in the 30 s before it, nothing
+    assert [m.data for m in run.recorded['contact']] == [False, True]
+
     # the reset restores the feedforward
     reset(run)
     cleared = stamp(run.states[-1])
