@@ -7,6 +7,7 @@ sinusoids, so the parameters the identification should find are known.
 """
 
 import os
+import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -271,18 +272,31 @@ def test_bad_input_exits_1_and_writes_nothing(bags, bad_bags, case, tmp_path, ca
     assert not out.exists() and os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize('module', ['scipy', 'matplotlib'])
+def test_without_the_analysis_extra_exits_1_before_reading(bags, module, tmp_path, capsys,
+                                                           monkeypatch):
+    monkeypatch.setitem(sys.modules, module, None)  # what a missing package raises on import
+    out = tmp_path / 'out'
+    code = identify_cli.main([demo_urdf_path(), bags['fit'], '--out', str(out)])
+    err = capsys.readouterr().err
+    assert code == 1 and module in err and 'rbd_dynamics[analysis]' in err, err
+    assert 'Traceback' not in err and not out.exists()
+
+
 def test_drive_yaml_is_a_node_parameters_file(tmp_path):
     from rbd_dynamics.analysis.writeback import drive_yaml
     parameter = pytest.importorskip('rclpy.parameter')
     path = tmp_path / 'drive.yaml'
-    path.write_text(drive_yaml(['joint1', 'joint2'], [0.5, 1], [0, 2.5], [0.01, 0], 0.02,
+    # joint names YAML would read as a bool, a number or a mapping stay strings
+    names = ['joint1', 'on', '2', 'a: b']
+    path.write_text(drive_yaml(names, [0.5, 1, 0, 0], [0, 2.5, 0, 0], [0.01, 0, 0, 0], 0.02,
                                ['a note']))
     values = parameter.parameter_dict_from_yaml_file(str(path), target_nodes=['rbd_dynamics'])
     # rclpy.parameter.Parameter objects holding rcl_interfaces ParameterValue messages
     values = {name: p.value for name, p in values.items()}
-    assert list(values['joints'].string_array_value) == ['joint1', 'joint2']
+    assert list(values['joints'].string_array_value) == names
     # doubles everywhere, as the node declares them (an integer would be refused)
-    assert list(values['drive.viscous'].double_array_value) == [0.5, 1.0]
-    assert list(values['drive.coulomb'].double_array_value) == [0.0, 2.5]
-    assert list(values['drive.armature'].double_array_value) == [0.01, 0.0]
+    assert list(values['drive.viscous'].double_array_value) == [0.5, 1.0, 0.0, 0.0]
+    assert list(values['drive.coulomb'].double_array_value) == [0.0, 2.5, 0.0, 0.0]
+    assert list(values['drive.armature'].double_array_value) == [0.01, 0.0, 0.0, 0.0]
     assert values['drive.coulomb_velocity'].double_value == 0.02
