@@ -4,6 +4,10 @@ Library figures against Pinocchio, measured side by side in one run.
 
     python benchmarks/bench_library.py [--quick] [--out benchmarks/results/library.json]
     python benchmarks/bench_library.py --baseline DIR [--quick]
+    python benchmarks/bench_library.py --quick --only mass_matrix --only jacobian
+
+``--only WORD`` (repeatable) times only the single-state rows whose name contains a ``WORD``
+(the batches and the model build are left out), e.g. the equations of motion's rows.
 
 ``--baseline DIR`` times this package against another copy of it instead of Pinocchio: ``DIR``
 holds an ``rbd_dynamics`` package (e.g. ``git archive <commit> rbd_dynamics | tar -x -C DIR``),
@@ -90,6 +94,15 @@ def row(report, name, ours, ref, target, unit=1e-6, label='us'):
                     'ratio_spread': s_ratio, 'blocks': len(ours), 'target': target, 'pass': ok}
 
 
+#: ``--only`` words: the single-state rows to time (all when empty).
+ONLY = []
+
+
+def wanted(name):
+    """Tell whether the single-state row ``name`` is to be timed."""
+    return not ONLY or any(word in name for word in ONLY)
+
+
 def load_baseline(directory):
     """Import the ``rbd_dynamics`` package in ``directory`` as ``rbd_dynamics_baseline``."""
     import importlib.util
@@ -146,7 +159,10 @@ def main():
     parser.add_argument('--out', default=os.path.join(HERE, 'results', 'library.json'))
     parser.add_argument('--baseline', metavar='DIR',
                         help='compare with the rbd_dynamics package in DIR, not Pinocchio')
+    parser.add_argument('--only', action='append', default=[], metavar='WORD',
+                        help='time only the single-state rows whose name contains WORD')
     args = parser.parse_args()
+    ONLY.extend(args.only)
     root = robots_directory()
     if root is None:
         sys.exit('example-robot-data is not installed')
@@ -167,13 +183,15 @@ def main():
         model, pm, pd = pair.model, pair.pin_model, pair.pin_data
         q, qd, qdd = pair.random_q(rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
         pq, pv, pa = pair.pin_state(q, qd, qdd)
-        row(report, 'rnea, %s' % label,
-            *side_by_side(lambda: rbd.rnea(model, q, qd, qdd),
-                          lambda: pin.rnea(pm, pd, pq, pv, pa), number, blocks), 1.0)
-        row(report, 'gravity_torques, %s' % label,
-            *side_by_side(lambda: rbd.gravity_torques(model, q),
-                          lambda: pin.computeGeneralizedGravity(pm, pd, pq), number, blocks),
-            1.0)
+        if wanted('rnea'):
+            row(report, 'rnea, %s' % label,
+                *side_by_side(lambda: rbd.rnea(model, q, qd, qdd),
+                              lambda: pin.rnea(pm, pd, pq, pv, pa), number, blocks), 1.0)
+        if wanted('gravity_torques'):
+            row(report, 'gravity_torques, %s' % label,
+                *side_by_side(lambda: rbd.gravity_torques(model, q),
+                              lambda: pin.computeGeneralizedGravity(pm, pd, pq), number,
+                              blocks), 1.0)
         link = deepest_link(model)
         frame = pm.getFrameId(link, pin.BODY)
         for name, ours, ref in (
@@ -185,8 +203,13 @@ def main():
                  lambda: pin.computeFrameJacobian(pm, pd, pq, frame, pin.LOCAL_WORLD_ALIGNED)),
                 ('regressor', lambda: rbd.regressor(model, q, qd, qdd),
                  lambda: pin.computeJointTorqueRegressor(pm, pd, pq, pv, pa))):
+            if not wanted(name):
+                continue
+            ours()  # the equations of motion compile at their first call
             row(report, '%s, %s' % (name.split(' of ')[0], label),
                 *side_by_side(ours, ref, number, blocks), 1.0)
+        if ONLY:
+            continue
         batch = 2000
         Q = np.array([pair.random_q(rng) for _ in range(batch)])
         QD, QDD = rng.normal(size=(2, batch, model.nv))
@@ -231,6 +254,8 @@ def main():
               % ('  reference NumPy rnea, %s' % label, np.median(ref_single) * 1e6))
         report['reference numpy rnea, %s' % label] = stats(ref_single)
 
+    if ONLY:
+        return
     # model building, ~100-joint robot
     path = os.path.join(root, BIG)
     with open(path, 'rb') as stream:

@@ -68,7 +68,8 @@ C-contiguous float64 result, :mod:`rbd_dynamics.eom` checks them).
 :func:`decode` is the one reader of this layout (:func:`decode_eom` of the equations of motion's
 part, which the RNEA's kernels do not build): :class:`PackedModel` names its views with it,
 and the kernels (where it is compiled inline) read the model through the :class:`Layout` it
-returns.
+returns. Compiled, its 2-D views are made by :func:`rows` without numba's ``reshape`` (a call
+into numba's helpers that the optimiser must keep even for a view the kernel never reads).
 
 The compiled functions are cached on disk by numba; :func:`warm_up` compiles (or loads) all of
 them, the batch kernels included, before a model puts its packed model in use.
@@ -79,6 +80,7 @@ import collections
 import copy
 import os
 import threading
+import types as types_module
 
 import numpy as np
 
@@ -201,6 +203,17 @@ EomLayout = collections.namedtuple('EomLayout', (
     'column_parent', 'column_body', 'pose', 'column', 'links', 'forces'))
 
 
+def rows(flat, count, width):
+    """
+    Return ``flat`` (1-D, contiguous) as ``(count, width)`` rows: a view.
+
+    In Python, ``reshape``. Compiled (``_rows_view``), a view made on the spot: numba's
+    ``reshape`` calls a helper of its runtime that the optimiser must keep, about 10 ns per
+    view a call builds even where the view goes unused.
+    """
+    return flat.reshape((count, width))
+
+
 def decode(blob):
     """
     Return the :class:`Layout` of ``blob``: views, nothing copied.
@@ -219,15 +232,15 @@ def decode(blob):
     maps = blob[ints[o + R_MAPS]:ints[o + R_MAPS + 1]]
     scratch = blob[ints[o + R_SCRATCH]:ints[o + R_SCRATCH + 1]]
     return Layout(
-        ints[:HEADER], ints[HEADER:b].reshape((nb, BODY_INTS)), ints[b:b + nqf],
+        ints[:HEADER], rows(ints[HEADER:b], nb, BODY_INTS), ints[b:b + nqf],
         ints[b + nqf:b + nqf + nvf],
         maps[MAP_GRAVITY:MAP_GRAVITY + 3], maps[MAP_Q_MULT:MAP_Q_MULT + nqf],
         maps[MAP_Q_MULT + nqf:MAP_Q_MULT + 2 * nqf],
         maps[MAP_Q_MULT + 2 * nqf:MAP_Q_MULT + 2 * nqf + nvf],
-        blob[ints[o + R_BODY]:ints[o + R_BODY + 1]].reshape((nb, BODY_FLOATS)),
-        blob[ints[o + R_INERTIA]:ints[o + R_INERTIA + 1]].reshape((nb, INERTIA_FLOATS)),
-        blob[ints[o + R_WORK]:ints[o + R_WORK + 1]].reshape((nb, WORK_FLOATS)),
-        blob[ints[o + R_SUBSPACE]:ints[o + R_SUBSPACE + 1]].reshape((nvf, 6)),
+        rows(blob[ints[o + R_BODY]:ints[o + R_BODY + 1]], nb, BODY_FLOATS),
+        rows(blob[ints[o + R_INERTIA]:ints[o + R_INERTIA + 1]], nb, INERTIA_FLOATS),
+        rows(blob[ints[o + R_WORK]:ints[o + R_WORK + 1]], nb, WORK_FLOATS),
+        rows(blob[ints[o + R_SUBSPACE]:ints[o + R_SUBSPACE + 1]], nvf, 6),
         scratch[:nqf], scratch[nqf:nqf + nvf], scratch[nqf + nvf:nqf + 2 * nvf],
         scratch[nqf + 2 * nvf:nqf + 3 * nvf],
         blob[ints[o + R_ZERO_V]:ints[o + R_ZERO_V + 1]],
@@ -251,11 +264,11 @@ def decode_eom(blob):
     b = HEADER + BODY_INTS * nb + nqf + nvf
     return EomLayout(
         ints[b:b + nvf], ints[b + nvf:b + 2 * nvf],
-        blob[ints[o + R_POSE]:ints[o + R_POSE + 1]].reshape((nb, POSE_FLOATS)),
-        blob[ints[o + R_COLUMN]:ints[o + R_COLUMN + 1]].reshape((nvf, COLUMN_FLOATS)),
-        blob[ints[o + R_LINKS]:ints[o + R_LINKS + 1]].reshape(
-            ((ints[o + R_LINKS + 1] - ints[o + R_LINKS]) // LINK_FLOATS, LINK_FLOATS)),
-        blob[ints[o + R_FORCES]:ints[o + R_FORCES + 1]].reshape((INERTIA_FLOATS, 6)))
+        rows(blob[ints[o + R_POSE]:ints[o + R_POSE + 1]], nb, POSE_FLOATS),
+        rows(blob[ints[o + R_COLUMN]:ints[o + R_COLUMN + 1]], nvf, COLUMN_FLOATS),
+        rows(blob[ints[o + R_LINKS]:ints[o + R_LINKS + 1]],
+             (ints[o + R_LINKS + 1] - ints[o + R_LINKS]) // LINK_FLOATS, LINK_FLOATS),
+        rows(blob[ints[o + R_FORCES]:ints[o + R_FORCES + 1]], INERTIA_FLOATS, 6))
 
 
 def z_to_axis(axis):
@@ -307,6 +320,8 @@ class PackedModel:
         until :func:`warm_up_eom`; they return :data:`OK` or :data:`BAD_SIZES`.
     link_index
         link -> its row in the ``links`` region.
+    world_jacobian_code
+        link -> the ``code`` of :func:`jacobian1` in world axes (the common call: one lookup).
     jacobian_code
         ``(link, frame)`` -> the ``code`` of :func:`jacobian1`: twice the link's row, plus
         one for ``'local'``.
@@ -318,7 +333,8 @@ class PackedModel:
     # Slots: the single-state calls read a few attributes around a microsecond of kernel, and
     # a slot is the quickest attribute there is.
     __slots__ = ('nb', 'nqf', 'nvf', 'nq', 'nv', 'rotation', 'link_body', 'link_wrench_to_body',
-                 'link_index', 'jacobian_code', 'blob', 'layout', 'source_inertia', 'zero_fext',
+                 'link_index', 'jacobian_code', 'world_jacobian_code', 'blob', 'layout',
+                 'source_inertia', 'zero_fext',
                  'rnea1', 'gravity1', 'body_force1', 'mass1', 'coriolis1', 'jacobian1',
                  'regressor1', 'square_shape', 'jacobian_shape',
                  'regressor_shape', 'eom_layout') + Layout._fields + EomLayout._fields
@@ -366,6 +382,7 @@ class PackedModel:
         self.link_index = {link: k for k, link in enumerate(model.link_names)}
         self.jacobian_code = {(link, frame): 2 * k + local for link, k in self.link_index.items()
                               for local, frame in enumerate(('world', 'local'))}
+        self.world_jacobian_code = {link: 2 * k for link, k in self.link_index.items()}
         links = np.zeros((len(model.link_names), LINK_FLOATS))
         for k, link in enumerate(model.link_names):
             b = model.link_body[link]
@@ -533,8 +550,44 @@ def _kernel(**options):
 
 
 if AVAILABLE:
-    _decode = _kernel(inline='always')(decode)
-    _decode_eom = _kernel(inline='always')(decode_eom)
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+    from numba.np.arrayobj import make_array, populate_array
+
+    @intrinsic
+    def _rows_view(typingctx, flat, count, width):
+        """Compiled :func:`rows`: the view's shape and strides set directly (no helper)."""
+        if not (isinstance(flat, types.Array) and flat.ndim == 1 and flat.layout == 'C'):
+            return None
+        result = flat.copy(ndim=2, layout='C')
+
+        def codegen(context, builder, signature, args):
+            src = make_array(signature.args[0])(context, builder, args[0])
+            dst = make_array(signature.return_type)(context, builder)
+            count = context.cast(builder, args[1], signature.args[1], types.intp)
+            width = context.cast(builder, args[2], signature.args[2], types.intp)
+            itemsize = src.itemsize
+            populate_array(dst, data=src.data, shape=cgutils.pack_array(builder, [count, width]),
+                           strides=cgutils.pack_array(builder, [builder.mul(width, itemsize),
+                                                                itemsize]),
+                           itemsize=itemsize, meminfo=src.meminfo, parent=src.parent)
+            return dst._getvalue()
+
+        return result(flat, count, width), codegen
+
+    def _compiled_reader(reader):
+        """
+        Compile the layout reader ``reader`` (inlined) with :func:`rows` as ``_rows_view``.
+
+        numba takes a function's globals as constants: a copy of ``reader`` with that one
+        global swapped (an overload of :func:`rows` would be compiled apart, where the build
+        without the runtime refuses to return a view it made).
+        """
+        return _kernel(inline='always')(types_module.FunctionType(
+            reader.__code__, dict(globals(), rows=_rows_view), reader.__name__))
+
+    _decode = _compiled_reader(decode)
+    _decode_eom = _compiled_reader(decode_eom)
 
     # 3-D vectors and matrices as tuples of scalars: numba keeps them in registers. A 3x3
     # matrix is a 9-tuple, row-major.

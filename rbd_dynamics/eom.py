@@ -44,6 +44,9 @@ _empty = np.empty
 
 
 _ndarray = np.ndarray
+#: The entry points' status "done": :data:`rbd_dynamics._fast.OK`, a constant here (that module
+#: is imported only when a model first compiles; test_fast_path checks the two agree).
+_OK = 0
 
 
 def _fits(out, shape):
@@ -194,7 +197,7 @@ def mass_matrix(model, q, out=None):
             M = out
         else:
             M = None
-        if M is not None and packed.mass1(packed.blob, q, M) == dynamics.OK:
+        if M is not None and packed.mass1(packed.blob, q, M) == _OK:
             return M
     q = _batch('q', q, model.nq)
     shape = q.shape[:-1] + (model.nv, model.nv)
@@ -384,9 +387,10 @@ def jacobian(model, q, link, frame='world', out=None):
     packed = runtime.packed
     if packed is not None and q.__class__ is _ndarray and q.dtype is _F8 and q.ndim == 1:
         try:
-            code = packed.jacobian_code.get((link, frame))
-        except TypeError:  # an unhashable link or frame: the general path says what is wrong
-            code = None
+            code = packed.world_jacobian_code.get(link) if frame == 'world' else \
+                packed.jacobian_code.get((link, frame))
+        except (TypeError, ValueError):  # an unhashable link or frame, an array frame: the
+            code = None  # general path says what is wrong
         if code is not None:
             if out is None:
                 J = _empty(packed.jacobian_shape)
@@ -394,7 +398,7 @@ def jacobian(model, q, link, frame='world', out=None):
                 J = out
             else:
                 J = None
-            if J is not None and packed.jacobian1(packed.blob, q, code, J) == dynamics.OK:
+            if J is not None and packed.jacobian1(packed.blob, q, code, J) == _OK:
                 return J
     model.check_link(link)
     if frame not in _FRAMES:

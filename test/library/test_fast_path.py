@@ -597,3 +597,32 @@ def test_a_payload_swaps_one_runtime_state():
     model.clear_payloads()
     assert model.payloads == {} and model.packed.source_inertia is model.inertia
     np.testing.assert_array_equal(model.inertia, inertia_before)
+
+
+def test_single_states_take_the_entry_points(monkeypatch):
+    """
+    A single state of float64 vectors never takes the general path.
+
+    Both paths give the same numbers, so only this tells a fast path that silently stopped
+    being taken (a wrong status constant, a missed code lookup) from a working one.
+    """
+    from rbd_dynamics import eom
+    assert eom._OK == _fast.OK
+    model = _load(MODELS['demo_arm'])
+    q = np.random.default_rng(5).uniform(-1, 1, model.nq)
+    rbd.mass_matrix(model, q)  # the equations of motion compile at their first call
+    link = model.link_names[-1]
+    expected = {frame: jacobian_reference(model, q[None], link, frame)[0]
+                for frame in ('world', 'local')}
+
+    def general(*args):
+        raise AssertionError('a single state took the general path')
+
+    monkeypatch.setattr(eom, '_batch', general)
+    M = rbd.mass_matrix(model, q)
+    assert M.shape == (model.nv, model.nv)
+    for frame in ('world', 'local'):
+        np.testing.assert_allclose(rbd.jacobian(model, q, link, frame), expected[frame],
+                                   rtol=0, atol=1e-12)
+    np.testing.assert_allclose(rbd.jacobian(model, q, link), expected['world'], rtol=0,
+                               atol=1e-12)
