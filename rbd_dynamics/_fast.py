@@ -551,6 +551,7 @@ def _kernel(**options):
 
 if AVAILABLE:
     from numba.core import cgutils
+    from numba.core.imputils import impl_ret_borrowed
     from numba.extending import intrinsic
     from numba.np.arrayobj import make_array, populate_array
 
@@ -571,7 +572,9 @@ if AVAILABLE:
                            strides=cgutils.pack_array(builder, [builder.mul(width, itemsize),
                                                                 itemsize]),
                            itemsize=itemsize, meminfo=src.meminfo, parent=src.parent)
-            return dst._getvalue()
+            # a view: a new reference to the source's memory where numba counts references
+            # (the kernels are built without that runtime where numba can leave it out)
+            return impl_ret_borrowed(context, builder, signature.return_type, dst._getvalue())
 
         return result(flat, count, width), codegen
 
