@@ -174,7 +174,8 @@ def main():
         return
     report = {'machine': {'cpus': os.cpu_count(), 'python': sys.version.split()[0],
                           'numpy': np.__version__, 'pinocchio': pin.__version__,
-                          'platform': platform.platform(), 'compiled_path': _fast.AVAILABLE}}
+                          'platform': platform.platform(), 'compiled_path': _fast.AVAILABLE},
+              'quick': bool(args.quick)}
     print('rbd_dynamics %s (compiled path: %s) vs Pinocchio %s; median [p10-p90] per call'
           % (rbd.__version__, 'numba' if _fast.AVAILABLE else 'off', pin.__version__))
     rng = np.random.default_rng(0)

@@ -239,7 +239,9 @@ def markdown(rows, library):
         Lines of Markdown, each ending with a newline.
 
     """
-    lines = ['Written by benchmarks/summary.py from the last run of scripts/bench.sh.', '',
+    run = 'scripts/bench.sh --quick (shorter blocks, a 2-minute soak)' \
+        if (library or {}).get('quick') else 'scripts/bench.sh'
+    lines = ['Written by benchmarks/summary.py from the last run of %s.' % run, '',
              machine_line(library), '',
              '| target | figure | verdict |',
              '| --- | --- | --- |']
