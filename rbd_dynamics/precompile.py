@@ -204,6 +204,10 @@ def main(argv=()):
                   % (type(exc).__name__, exc), file=sys.stderr)
             ready = False
     spent = progress.finish()
+    missed = kernels_compiled()
+    if ready and missed and cache_directory():  # works, only slower: say what was left out
+        print('precompile: %s compiled in this process, not side by side'
+              % ', '.join(missed), file=sys.stderr)
     if not ready:
         print('precompile: the kernels could not be built (see the warning above)',
               file=sys.stderr)
