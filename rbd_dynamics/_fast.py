@@ -1702,9 +1702,10 @@ def warm_up(packed, progress=None):
 #: The steps of :func:`warm_up_eom`, in order, as its ``progress`` callback names them.
 EOM_STEPS = ('mass1', 'coriolis1', 'jacobian1', 'regressor1', 'equations of motion batch')
 _EOM_LOCK = threading.Lock()
+_EOM_DONE = set()  # the batch steps of warm_up_eom done in this process
 
 
-def warm_up_eom(packed, progress=None):
+def warm_up_eom(packed, progress=None, steps=EOM_STEPS):
     """
     Compile the equations of motion's kernels and give ``packed`` their entry points.
 
@@ -1714,6 +1715,10 @@ def warm_up_eom(packed, progress=None):
     with), not with the RNEA's; ``python -m rbd_dynamics precompile`` puts them in numba's disk
     cache too, from which a process loads them in a fraction of a second. Thread-safe: the
     kernels compile once per process.
+
+    ``steps``, a part of :data:`EOM_STEPS`, compiles only those (precompile shares them out
+    among processes that fill the disk cache side by side); ``packed`` then takes the entry
+    points compiled so far and stubs for the others.
 
     Raises
     ------
@@ -1735,8 +1740,9 @@ def warm_up_eom(packed, progress=None):
         'regressor1': (regressor1, (vec, any_vec, any_vec, any_vec, matrix)),
     }
     with _EOM_LOCK:
-        fresh = 'mass1' not in ENTRY
         for name, (dispatcher, signature) in signatures.items():
+            if name not in steps:
+                continue
             step(name)
             if name not in ENTRY:
                 dispatcher.compile(signature)
@@ -1746,21 +1752,30 @@ def warm_up_eom(packed, progress=None):
         for kernel in (_mass_state, _coriolis_state, _jacobian_state, _regressor_state):
             if kernel.signatures:
                 kernel.disable_compile()
-        packed.bind_entry_points()
+        packed._bind_eom()  # only these: a process may compile them without the RNEA's
         q = _neutral(packed)
         zero = np.zeros(packed.nv)
         nv = packed.nv
         outs = {EOM_MASS: (nv, nv), EOM_CORIOLIS: (nv, nv), EOM_JACOBIAN: (6, nv),
                 EOM_REGRESSOR: (nv, INERTIA_FLOATS * packed.nb)}
-        if packed.mass1(packed.blob, q, np.empty(outs[EOM_MASS])) != OK or \
-                packed.coriolis1(packed.blob, q, zero, np.empty(outs[EOM_CORIOLIS])) != OK or \
-                packed.jacobian1(packed.blob, q, 0, np.empty(outs[EOM_JACOBIAN])) != OK or \
-                packed.regressor1(packed.blob, q, zero, zero,
-                                  np.empty(outs[EOM_REGRESSOR])) != OK:
-            raise RuntimeError('the compiled equations of motion refused a neutral state')
-        step('equations of motion batch')
-        if fresh:  # the batch kernel, on two states of the arrays eom_batch's callers pass
-            q = np.tile(q, (2, 1))
+        checks = {
+            'mass1': lambda: packed.mass1(packed.blob, q, np.empty(outs[EOM_MASS])),
+            'coriolis1': lambda: packed.coriolis1(packed.blob, q, zero,
+                                                  np.empty(outs[EOM_CORIOLIS])),
+            'jacobian1': lambda: packed.jacobian1(packed.blob, q, 0,
+                                                  np.empty(outs[EOM_JACOBIAN])),
+            'regressor1': lambda: packed.regressor1(packed.blob, q, zero, zero,
+                                                    np.empty(outs[EOM_REGRESSOR])),
+        }
+        for name, check in checks.items():
+            if name in ENTRY and check() != OK:
+                raise RuntimeError('the compiled equations of motion refused a neutral state')
+        batch = EOM_STEPS[-1]
+        if batch not in steps:
+            return
+        step(batch)
+        if batch not in _EOM_DONE:  # the batch kernel, on two states of the arrays
+            q = np.tile(q, (2, 1))  # eom_batch's callers pass
             zero = np.zeros((2, nv))
             for what, shape in outs.items():
                 out = np.empty((2,) + shape)
@@ -1768,6 +1783,7 @@ def warm_up_eom(packed, progress=None):
                 if not np.all(np.isfinite(out)):
                     raise RuntimeError('the compiled equations of motion gave non-finite '
                                        'results at a neutral state')
+            _EOM_DONE.add(batch)
 
 
 class _CompileFirst:

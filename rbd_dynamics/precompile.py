@@ -86,29 +86,128 @@ def cache_directory():
     return getattr(cache, '_cache_path', '') or ''
 
 
+#: How precompile shares the compilation out among processes running side by side (numba
+#: keeps each kernel in files of its own, so they do not meet): the RNEA's kernels with the
+#: regressor, and the rest of the equations of motion, about half of the work each. The
+#: regressor goes first, so that the batch kernel, compiled last in the other process, loads
+#: the regressor's state function from the cache instead of compiling it again.
+WORKERS = {
+    'rnea': ('regressor1',),
+    'eom': ('mass1', 'coriolis1', 'jacobian1', 'equations of motion batch'),
+}
+
+
+def _worker(part):
+    """Compile one part of :data:`WORKERS` into the cache, naming each step on stdout."""
+    from . import _fast
+    from .model import Model
+    from .resources import demo_urdf_path
+    model = Model.from_urdf_file(demo_urdf_path(), compiled=False)
+
+    def step(name, done, total):
+        print('step %s' % name, flush=True)
+
+    try:
+        _fast.warm_up_eom(_fast.PackedModel(model, model.runtime.inertia), step, WORKERS[part])
+        if part == 'rnea' and not model.compile(progress=step):
+            return 1
+    except Exception as exc:  # a numba that cannot build them: the parent says so
+        print('%s: %s' % (type(exc).__name__, exc), file=sys.stderr)
+        return 1
+    return 0
+
+
+def _compile_side_by_side(progress):
+    """
+    Fill the cache in one process per part of :data:`WORKERS`, reporting steps to ``progress``.
+
+    Returns whether every process succeeded; a failure only costs time (the caller compiles
+    what is missing itself).
+    """
+    import subprocess
+    total = len(_fast_steps())
+    done = []
+    lock = threading.Lock()
+
+    def follow(process):
+        for line in process.stdout:
+            if line.startswith('step '):
+                with lock:
+                    progress(line[5:].strip(), len(done), total)
+                    done.append(line)
+
+    try:
+        processes = [subprocess.Popen([sys.executable, '-m', 'rbd_dynamics', 'precompile',
+                                       '--worker', part], stdout=subprocess.PIPE,
+                                      stderr=subprocess.DEVNULL, text=True)
+                     for part in WORKERS]
+    except OSError:
+        return False
+    readers = [threading.Thread(target=follow, args=(process,), daemon=True)
+               for process in processes]
+    for reader in readers:
+        reader.start()
+    codes = [process.wait() for process in processes]
+    for reader in readers:
+        reader.join()
+    return not any(codes)
+
+
+def _fast_steps():
+    from . import _fast
+    return _fast.WARM_UP_STEPS + _fast.EOM_STEPS
+
+
+def kernels_compiled():
+    """
+    Return the names of the kernels this process compiled rather than loaded from the cache.
+
+    Empty after a complete precompile (or before any compilation); numba's dispatchers count
+    their cache misses.
+    """
+    from . import _fast
+    missed = []
+    for name in ('rnea1', 'gravity1', 'body_force1', '_batch', '_batch_parallel', 'mass1',
+                 'coriolis1', 'jacobian1', 'regressor1', '_eom_batch_parallel'):
+        stats = getattr(getattr(_fast, name, None), 'stats', None)
+        if stats is not None and sum(getattr(stats, 'cache_misses', {}).values()):
+            missed.append(name)
+    return missed
+
+
 def main(argv=()):
     """Run ``python -m rbd_dynamics precompile``; return the exit code."""
     import argparse
     parser = argparse.ArgumentParser(prog='python -m rbd_dynamics precompile',
                                      description=__doc__.split('\n\n')[0].strip())
-    parser.parse_args(list(argv))
+    parser.add_argument('--worker', choices=sorted(WORKERS), help=argparse.SUPPRESS)
+    args = parser.parse_args(list(argv))
     from . import _fast
-    from .model import Model
-    from .resources import demo_urdf_path
     if not _fast.AVAILABLE:
         print('precompile: nothing to compile: %s' % _fast.UNAVAILABLE_REASON, file=sys.stderr)
         return 1
-    model = Model.from_urdf_file(demo_urdf_path(), compiled=False)
+    if args.worker:
+        return _worker(args.worker)
+    from .model import Model
+    from .resources import demo_urdf_path
     progress = CompileProgress(sys.stdout, delay=0.5)
-    ready = model.compile(progress=progress)
+    _compile_side_by_side(progress)
+    # Then load every kernel here: from the cache the processes filled, or, where they could
+    # not (a numba without an on-disk cache, a failure), compiled here with the usual messages.
+    model = Model.from_urdf_file(demo_urdf_path(), compiled=False)
+    ready = model.compile()
     if ready:
         try:
-            _fast.warm_up_eom(model.packed, progress)
+            _fast.warm_up_eom(model.packed)
         except Exception as exc:  # a numba that cannot build them: the NumPy path serves
             print('precompile: the equations of motion could not be compiled (%s: %s)'
                   % (type(exc).__name__, exc), file=sys.stderr)
             ready = False
     spent = progress.finish()
+    missed = kernels_compiled()
+    if ready and missed and cache_directory():  # works, only slower: say what was left out
+        print('precompile: %s compiled in this process, not side by side'
+              % ', '.join(missed), file=sys.stderr)
     if not ready:
         print('precompile: the kernels could not be built (see the warning above)',
               file=sys.stderr)

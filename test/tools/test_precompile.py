@@ -40,14 +40,29 @@ def test_precompile_fills_the_cache_with_every_kernel():
     pytest.importorskip('numba')
     done = run(['-m', 'rbd_dynamics', 'precompile'])
     assert done.returncode == 0, done.stdout + done.stderr
+    assert 'not side by side' not in done.stderr, done.stderr  # the processes missed none
     last = done.stdout.strip().splitlines()[-1]
     assert last.startswith('kernels ready in ') and 'numba cache: ' in last, done.stdout
     directory = last.split('numba cache: ', 1)[1]
     assert os.path.isdir(directory), directory
     indexed = {os.path.basename(path).split('-')[0].split('.')[-1]
                for path in glob.glob(os.path.join(directory, '*.nbi'))}
-    for kernel in ('rnea1', 'gravity1', 'body_force1', '_batch', '_batch_parallel'):
+    for kernel in ('rnea1', 'gravity1', 'body_force1', '_batch', '_batch_parallel', 'mass1',
+                   'coriolis1', 'jacobian1', 'regressor1', '_eom_batch_parallel'):
         assert kernel in indexed, (kernel, sorted(indexed))
+    # The processes precompile shares the work out among left nothing out: a fresh process
+    # loads every kernel and compiles none.
+    script = ('from rbd_dynamics import _fast\n'
+              'from rbd_dynamics.model import Model\n'
+              'from rbd_dynamics.precompile import kernels_compiled\n'
+              'from rbd_dynamics.resources import demo_urdf_path\n'
+              'model = Model.from_urdf_file(demo_urdf_path(), compiled=False)\n'
+              'assert model.compile()\n'
+              '_fast.warm_up_eom(model.packed)\n'
+              'print("compiled:", kernels_compiled())\n')
+    again = run(['-c', script])
+    assert again.returncode == 0, again.stderr
+    assert 'compiled: []' in again.stdout, again.stdout
 
 
 def test_precompile_without_numba_says_why():
