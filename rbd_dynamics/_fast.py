@@ -79,6 +79,7 @@ Set ``RBD_DYNAMICS_DISABLE_JIT=1`` to use the NumPy reference everywhere.
 import collections
 import copy
 import os
+import re
 import threading
 import types as types_module
 
@@ -105,6 +106,23 @@ except ImportError as _err:  # pragma: no cover - exercised where numba is absen
     AVAILABLE = False
     UNAVAILABLE_REASON = ('numba is not installed' if _err.name == 'numba' else _DISABLED
                           if str(_err) == _DISABLED else 'numba cannot be imported: %s' % _err)
+
+
+#: The oldest numba that compiles the equations of motion's kernels (:func:`warm_up_eom`). Older
+#: ones (Ubuntu 22.04's 0.55, under Humble) spend over five minutes of CPU on them, against
+#: about twenty seconds for numba 0.68; there :mod:`rbd_dynamics.eom` runs its NumPy reference,
+#: and the RNEA stays compiled.
+EOM_MIN_NUMBA = (0, 57)
+
+
+def _version(text):
+    """Return ``(major, minor)`` of a version string such as ``'0.68.1'``."""
+    numbers = re.findall(r'\d+', text)[:2]
+    return tuple(int(n) for n in numbers) if len(numbers) == 2 else (0, 0)
+
+
+#: Whether the equations of motion are compiled (see :data:`EOM_MIN_NUMBA`).
+EOM_AVAILABLE = AVAILABLE and _version(numba.__version__) >= EOM_MIN_NUMBA
 
 
 def numpy_path_note():
@@ -330,6 +348,8 @@ class PackedModel:
 
     """
 
+    #: the equations of motion use this packed model (:data:`EOM_AVAILABLE`)
+    eom_compiled = EOM_AVAILABLE
     # Slots: the single-state calls read a few attributes around a microsecond of kernel, and
     # a slot is the quickest attribute there is.
     __slots__ = ('nb', 'nqf', 'nvf', 'nq', 'nv', 'rotation', 'link_body', 'link_wrench_to_body',

@@ -189,7 +189,7 @@ def mass_matrix(model, q, out=None):
 
     """
     runtime = model.runtime
-    packed = runtime.packed
+    packed = runtime.eom_packed
     if packed is not None and q.__class__ is _ndarray and q.dtype is _F8 and q.ndim == 1:
         if out is None:
             M = _empty(packed.square_shape)
@@ -289,7 +289,7 @@ def coriolis_matrix(model, q, qd, out=None):
 
     """
     runtime = model.runtime
-    packed = runtime.packed
+    packed = runtime.eom_packed
     if packed is not None and q.__class__ is _ndarray and qd.__class__ is _ndarray and \
             q.dtype is _F8 and qd.dtype is _F8 and q.ndim == 1 and qd.ndim == 1:
         if out is None:
@@ -384,7 +384,7 @@ def jacobian(model, q, link, frame='world', out=None):
 
     """
     runtime = model.runtime
-    packed = runtime.packed
+    packed = runtime.eom_packed
     if packed is not None and q.__class__ is _ndarray and q.dtype is _F8 and q.ndim == 1:
         try:
             code = packed.world_jacobian_code.get(link) if frame == 'world' else \
@@ -502,7 +502,7 @@ def regressor(model, q, qd, qdd, out=None):
 
     """
     runtime = model.runtime
-    packed = runtime.packed
+    packed = runtime.eom_packed
     if packed is not None and q.__class__ is _ndarray and qd.__class__ is _ndarray and \
             qdd.__class__ is _ndarray and q.dtype is _F8 and qd.dtype is _F8 and \
             qdd.dtype is _F8 and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1:

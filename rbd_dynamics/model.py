@@ -633,6 +633,9 @@ class RuntimeState:
     packed
         the compiled path's :class:`~rbd_dynamics._fast.PackedModel` holding ``inertia``, or
         ``None`` (NumPy path).
+    eom_packed
+        ``packed`` where the equations of motion are compiled too (a numba that compiles them
+        in reasonable time, :data:`~rbd_dynamics._fast.EOM_MIN_NUMBA`), else ``None``.
     beyond
         link -> what :func:`~rbd_dynamics.payload_wrench` needs of the bodies beyond it: a
         cache filled on first use, each entry computed from this state's values alone (so a
@@ -640,7 +643,7 @@ class RuntimeState:
 
     """
 
-    __slots__ = ('inertia', 'link_inertia', 'payloads', 'packed', 'beyond')
+    __slots__ = ('inertia', 'link_inertia', 'payloads', 'packed', 'eom_packed', 'beyond')
 
     def __init__(self, inertia, link_inertia, payloads, packed):
         inertia.setflags(write=False)
@@ -648,6 +651,7 @@ class RuntimeState:
         self.link_inertia = types.MappingProxyType(dict(link_inertia))
         self.payloads = types.MappingProxyType(dict(payloads))
         self.packed = packed
+        self.eom_packed = packed if packed is not None and packed.eom_compiled else None
         self.beyond = {}
 
     def replace(self, packed):

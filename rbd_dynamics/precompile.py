@@ -155,7 +155,12 @@ def _compile_side_by_side(progress):
 
 def _fast_steps():
     from . import _fast
-    return _fast.WARM_UP_STEPS + _fast.EOM_STEPS
+    return _fast.WARM_UP_STEPS + (_fast.EOM_STEPS if _fast.EOM_AVAILABLE else ())
+
+
+def numba_version():
+    import numba
+    return numba.__version__
 
 
 def kernels_compiled():
@@ -191,12 +196,17 @@ def main(argv=()):
     from .model import Model
     from .resources import demo_urdf_path
     progress = CompileProgress(sys.stdout, delay=0.5)
-    _compile_side_by_side(progress)
+    if _fast.EOM_AVAILABLE:
+        _compile_side_by_side(progress)
+    else:
+        print('precompile: numba %s runs the equations of motion in NumPy (they are compiled '
+              'from numba %d.%d on); compiling the RNEA'
+              % ((numba_version(),) + _fast.EOM_MIN_NUMBA), flush=True)
     # Then load every kernel here: from the cache the processes filled, or, where they could
     # not (a numba without an on-disk cache, a failure), compiled here with the usual messages.
     model = Model.from_urdf_file(demo_urdf_path(), compiled=False)
-    ready = model.compile()
-    if ready:
+    ready = model.compile(progress=None if _fast.EOM_AVAILABLE else progress)
+    if ready and _fast.EOM_AVAILABLE:
         try:
             _fast.warm_up_eom(model.packed)
         except Exception as exc:  # a numba that cannot build them: the NumPy path serves
@@ -205,7 +215,8 @@ def main(argv=()):
             ready = False
     spent = progress.finish()
     missed = kernels_compiled()
-    if ready and missed and cache_directory():  # works, only slower: say what was left out
+    if ready and missed and cache_directory() and _fast.EOM_AVAILABLE:
+        # works, only slower: say what the processes side by side left out
         print('precompile: %s compiled in this process, not side by side'
               % ', '.join(missed), file=sys.stderr)
     if not ready:

@@ -666,7 +666,7 @@ class DynamicsNode(Node):
         first needs it; that takes seconds without ``precompile``, so it is built on a thread of
         its own the first time a wrench is asked for, and the wrench waits for it.
         """
-        packed = model.packed
+        packed = model.runtime.eom_packed  # None where the Jacobian runs in NumPy
         stub = getattr(_fast, '_CompileFirst', None)
         if packed is None or stub is None or not isinstance(packed.jacobian1, stub):
             return True

@@ -45,11 +45,18 @@ needs_robots = pytest.mark.skipif(ROOT is None, reason='example-robot-data is no
 PATHS = ('numpy', 'compiled')
 
 
+def skip_without_compiled_eom():
+    if not _fast.AVAILABLE:
+        pytest.skip('numba is not installed')
+    if not _fast.EOM_AVAILABLE:
+        pytest.skip('numba older than %d.%d runs the equations of motion in NumPy'
+                    % _fast.EOM_MIN_NUMBA)
+
+
 def on_path(model, path):
     """Return ``model`` itself (compiled) or a twin of it on the NumPy path."""
     if path == 'compiled':
-        if not _fast.AVAILABLE:
-            pytest.skip('numba is not installed')
+        skip_without_compiled_eom()
         assert model.packed is not None
         return model
     twin = copy.copy(model)
@@ -196,8 +203,8 @@ MODELS = property_models()
 
 def make(name, path='compiled', **kwargs):
     """Load a property model on ``path``."""
-    if path == 'compiled' and not _fast.AVAILABLE:
-        pytest.skip('numba is not installed')
+    if path == 'compiled':
+        skip_without_compiled_eom()
     return load_text(MODELS[name], compiled=path == 'compiled', **kwargs)
 
 

@@ -23,6 +23,9 @@ from rbd_dynamics.eom import (coriolis_matrix_reference, jacobian_reference,
 from support.robots import all_urdfs, BROKEN, robot_id, robots_directory
 
 pytestmark = pytest.mark.skipif(not _fast.AVAILABLE, reason='numba is not installed')
+needs_compiled_eom = pytest.mark.skipif(
+    not _fast.EOM_AVAILABLE, reason='numba older than %d.%d runs the equations of motion in '
+    'NumPy' % _fast.EOM_MIN_NUMBA)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -477,6 +480,7 @@ def test_large_batches_run_on_threads(code_model, monkeypatch):
     assert calls == [2, 2]
 
 
+@needs_compiled_eom
 def test_large_equations_of_motion_batches_run_on_threads(code_model, monkeypatch):
     """M, C, J and Y of a large batch: on two threads, equal to single calls, NaN in its row."""
     model = code_model
@@ -547,6 +551,7 @@ def test_compile_readies_the_batch_kernels(code_model):
     assert _fast._batch_parallel.signatures
 
 
+@needs_compiled_eom
 def test_equations_of_motion_compile_on_first_use(code_model):
     """
     The equations of motion's entry points start as stubs that compile them, then call them.
@@ -599,6 +604,7 @@ def test_a_payload_swaps_one_runtime_state():
     np.testing.assert_array_equal(model.inertia, inertia_before)
 
 
+@needs_compiled_eom
 def test_single_states_take_the_entry_points(monkeypatch):
     """
     A single state of float64 vectors never takes the general path.
