@@ -298,7 +298,7 @@ def coriolis_matrix(model, q, qd, out=None):
             C = out
         else:
             C = None
-        if C is not None and packed.coriolis1(packed.blob, q, qd, C) == dynamics.OK:
+        if C is not None and packed.coriolis1(packed.blob, q, qd, C) == _OK:
             return C
     q, qd, _, shape = _prepare(model, q, qd, np.zeros(model.nv))
     shape = shape + (model.nv, model.nv)
@@ -512,7 +512,7 @@ def regressor(model, q, qd, qdd, out=None):
             Y = out
         else:
             Y = None
-        if Y is not None and packed.regressor1(packed.blob, q, qd, qdd, Y) == dynamics.OK:
+        if Y is not None and packed.regressor1(packed.blob, q, qd, qdd, Y) == _OK:
             return Y
     q, qd, qdd, shape = _prepare(model, q, qd, qdd)
     shape = shape + (model.nv, 10 * model.nb)
