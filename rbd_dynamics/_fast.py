@@ -1469,22 +1469,25 @@ if AVAILABLE:
             return
         E = _row9(links, link, L_E)
         r = _row3(links, link, L_R)
+        body = layout.body
         j = b
         while j >= 0:
             jt = bi[j, BI_JTYPE]
-            if jt <= ONE_DOF:
-                Ej, rj = _one_dof_transform(layout.body, j, jt, layout.qf[bi[j, BI_Q_START]])
-                nj = 1
-            else:
-                Ej, rj, nj = _multi_dof_transform(layout.body, layout.subspace, j, jt,
-                                                  layout.qf, bi[j, BI_Q_START],
-                                                  bi[j, BI_V_START])
             vs = bi[j, BI_V_START]
-            for k in range(vs, vs + nj):
-                sw, sv = _packed_column(layout, j, jt, k)
-                w, v = _motion_transform(E, r, sw, sv)
-                _put3(col, k, C_S, w)
-                _put3(col, k, C_S + 3, v)
+            if jt <= ONE_DOF:
+                Ej, rj = _one_dof_transform(body, j, jt, layout.qf[bi[j, BI_Q_START]])
+                # X S for S = (0 0 sa, 0 0 sl), written out: (sa E z, E (sl z - r x sa z))
+                sa, sl = body[j, B_SA], body[j, B_SL]
+                _put3(col, vs, C_S, (sa * E[2], sa * E[5], sa * E[8]))
+                _put3(col, vs, C_S + 3, _rotate(E, (-sa * r[1], sa * r[0], sl)))
+            else:
+                Ej, rj, nj = _multi_dof_transform(body, layout.subspace, j, jt, layout.qf,
+                                                  bi[j, BI_Q_START], vs)
+                for k in range(vs, vs + nj):
+                    sw, sv = _packed_column(layout, j, jt, k)
+                    w, v = _motion_transform(E, r, sw, sv)
+                    _put3(col, k, C_S, w)
+                    _put3(col, k, C_S + 3, v)
             # link_X_parent = link_X_j j_X_parent: rot(E Ej) xlt(Ej^T r + rj)
             r = _add(_rotate_t(Ej, r), rj)
             E = _matmul(E, Ej)

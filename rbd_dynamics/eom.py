@@ -387,10 +387,10 @@ def jacobian(model, q, link, frame='world', out=None):
     packed = runtime.eom_packed
     if packed is not None and q.__class__ is _ndarray and q.dtype is _F8 and q.ndim == 1:
         try:
-            code = packed.world_jacobian_code.get(link) if frame == 'world' else \
-                packed.jacobian_code.get((link, frame))
-        except (TypeError, ValueError):  # an unhashable link or frame, an array frame: the
-            code = None  # general path says what is wrong
+            code = packed.world_jacobian_code[link] if frame == 'world' else \
+                packed.jacobian_code[link, frame]
+        except (KeyError, TypeError, ValueError):  # an unknown or unhashable link or frame,
+            code = None  # an array frame: the general path says what is wrong
         if code is not None:
             if out is None:
                 J = _empty(packed.jacobian_shape)
