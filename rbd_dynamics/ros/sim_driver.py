@@ -164,7 +164,7 @@ class SimDriver(Node):
             sensor_frame=p['wrench_frame'] or None,
             drive=joint_drives(desc, joints, p['drive.viscous'], p['drive.coulomb'],
                                p['drive.armature']) if p['drive.enabled'] else None,
-            payload_link=p['payload.link'] or None)
+            payload_link=p['payload.link'] or None, hard_friction=p['drive.hard_friction'])
         if self.payload is not None:
             # check the numbers now, not when the payload is attached
             mujoco_model.set_payload(self.model, *self.payload)
@@ -285,6 +285,9 @@ class SimDriver(Node):
             ('drive.coulomb', t.DOUBLE_ARRAY, 'per joint of joints [N m]; empty: the URDF '
              'friction'),
             ('drive.armature', t.DOUBLE_ARRAY, 'per joint of joints [kg m^2]; empty: zeros'),
+            ('drive.hard_friction', False, 'Coulomb friction as a nearly rigid constraint: a '
+             'moving joint feels exactly drive.coulomb, a joint at rest sticks (default: '
+             "MuJoCo's soft friction loss)"),
             ('effort_limits', False, 'clamp the commands to the effort limits'),
             ('limits.effort', t.DOUBLE_ARRAY, 'per joint of joints [N m]; empty: the URDF '
              '<limit effort>; 0: unlimited'),

@@ -265,3 +265,37 @@ def test_several_roots_are_refused():
     extra = '<link name="stray"/>'
     with pytest.raises(ValueError, match='2 root links'):
         mujoco_model.mjcf_from_urdf(_two_joints('', '', extra))
+
+
+def test_hard_friction_is_coulomb_friction_while_moving_and_sticks_at_rest():
+    """
+    With ``hard_friction`` a joint's friction is ``-coulomb * sign(qd)`` while it moves.
+
+    The demo arm's wrist (its lightest joint) with 2 N m of Coulomb friction, in zero gravity:
+    1.5 N m applied for 0.3 s leaves it creeping at under 0.05 rad/s (MuJoCo's default soft
+    friction lets it turn at over 1 rad/s); 4 N m turns it, against a friction of 2 N m.
+    """
+    with open(demo_urdf_path()) as stream:
+        text = stream.read()
+    model = rbd.Model.from_urdf(text)
+    drive = {name: (0.0, 2.0 if name == 'joint7' else 0.0, 0.0) for name in model.joint_names}
+    outcome = {}
+    for hard in (False, True):
+        sim, _ = mujoco_model.load(text, gravity=(0.0, 0.0, 0.0), drive=drive,
+                                   hard_friction=hard)
+        assert (sim.dof_solref[:, 0] == 0.002).any() == hard
+        data = mujoco.MjData(sim)
+        dof = sim.jnt_dofadr[mujoco.mj_name2id(sim, mujoco.mjtObj.mjOBJ_JOINT, 'joint7')]
+        runs = []
+        for torque in (1.5, 4.0):
+            mujoco.mj_resetData(sim, data)
+            for _ in range(300):
+                data.qfrc_applied[:] = 0.0
+                data.qfrc_applied[dof] = torque
+                mujoco.mj_step(sim, data)
+            runs.append((data.qvel[dof], data.qfrc_constraint[dof]))
+        outcome[hard] = runs
+    (creep, _), (speed, friction) = outcome[True]
+    assert abs(creep) < 0.05 and abs(speed) > 1.0, outcome
+    assert abs(friction + 2.0 * np.sign(speed)) < 0.02, outcome
+    assert abs(outcome[False][0][0]) > 1.0, outcome
