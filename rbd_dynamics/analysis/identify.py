@@ -15,7 +15,10 @@ effort offset ``1``, a nuisance parameter of the sensor). The steps:
    others follow: ``Y_dep = Y_base K``) are folded into an upper-triangular factor ``R_j`` of
    ``[Y_j D_j tau_j]`` (a QR decomposition of the previous factor with the new rows): memory
    stays ``nv (r + 1)^2`` floats for any recording, and the per-joint factors let the weights
-   be chosen after the data are read.
+   be chosen after the data are read. A joint's rows where it does not move steadily can be
+   left out (:func:`moving`): a joint at rest sticks, and its Coulomb friction is then
+   anywhere between ``-coulomb`` and ``coulomb``, which no model of the state can predict;
+   fitted, those rows would pull every parameter towards them.
 3. :func:`solve`: ordinary least squares of the base parameters, the residual standard
    deviation ``sigma_j`` of each joint, weighted least squares with weights ``1 / sigma_j``
    (the base parameters the data determine); then the physically consistent full parameters:
@@ -43,6 +46,9 @@ PARAMETER_NAMES = ('m', 'mcx', 'mcy', 'mcz', 'ixx', 'ixy', 'ixz', 'iyy', 'iyz', 
 DRIVE_TERMS = ('viscous', 'coulomb', 'armature', 'offset')
 DEFAULT_MAX_CONDITION = 1e5
 DEFAULT_CHUNK = 4096  # states per regressor call
+#: Slowest speed of a joint whose rows are fitted [rad/s; a tenth of it in m/s for prismatic
+#: joints]: five times the smooth sign's width, where it is within 1e-4 of the sign.
+DEFAULT_MIN_SPEED = 0.05
 _STRUCTURAL_STATES = 64  # random states per column of the structural regressor (at least)
 # A column whose torques, at the parameter's physical size, are below this share of the largest
 # ones is taken as silent or dependent: URDF angles written as 1.5708 for pi / 2 leave columns
@@ -425,7 +431,10 @@ class Layout:
         allowed = [j for j in range(self.model.nv) if j not in self.fixed_armature
                    and j not in set(joints)]
         options['armature'] = allowed
-        return Layout(self.model, **options)
+        reduced = Layout(self.model, **options)
+        reduced.inseparable_armature = sorted(set(self.inseparable_armature)
+                                              | set(reduced.inseparable_armature))
+        return reduced
 
     @property
     def rank(self):
@@ -515,6 +524,8 @@ class Stack:
         the :class:`Layout`.
     samples
         number of states added.
+    fitted
+        per joint, the number of its rows folded in.
     factors
         per joint, the upper-triangular factor of ``[A_j tau_j]`` restricted to
         ``layout.row_columns[j]`` (last column: the efforts).
@@ -530,6 +541,7 @@ class Stack:
         self.layout = layout
         nv = layout.model.nv
         self.samples = 0
+        self.fitted = np.zeros(nv, dtype=np.int64)
         self.factors = [np.zeros((0, len(c) + 1)) for c in layout.row_columns]
         self.q_min = np.full(nv, np.inf)
         self.q_max = np.full(nv, -np.inf)
@@ -537,23 +549,27 @@ class Stack:
         self.tau_square = np.zeros(nv)
         self.timing = {'regressor': 0.0, 'fold': 0.0}
 
-    def add(self, q, qd, qdd, effort, chunk=DEFAULT_CHUNK, progress=None):
+    def add(self, q, qd, qdd, effort, chunk=DEFAULT_CHUNK, progress=None, keep=None):
         """
         Fold states ``(n, nv)`` and measured efforts ``(n, nv)`` in.
 
-        ``progress(done, total)`` is called after every chunk. Rows with a non-finite value
-        are left out.
+        ``progress(done, total)`` is called after every chunk. States with a non-finite value
+        are left out, and so is joint ``j``'s row of a state where ``keep[:, j]`` (``(n,
+        nv)`` booleans, default: all) is false.
         """
         arrays = [np.asarray(a, dtype=float) for a in (q, qd, qdd, effort)]
+        keep = np.ones(arrays[0].shape, dtype=bool) if keep is None else \
+            np.asarray(keep, dtype=bool)
         finite = np.ones(len(arrays[0]), dtype=bool)
         for a in arrays:
             finite &= np.isfinite(a).all(axis=1)
         if not finite.all():
             arrays = [a[finite] for a in arrays]
+            keep = keep[finite]
         q, qd, qdd, effort = arrays
         n = len(q)
         with blas_threads(1):
-            self._fold(q, qd, qdd, effort, chunk, progress)
+            self._fold(q, qd, qdd, effort, keep, chunk, progress)
         self.samples += n
         if n:
             self.q_min = np.minimum(self.q_min, q.min(axis=0))
@@ -562,7 +578,7 @@ class Stack:
             self.tau_square += (effort ** 2).sum(axis=0)
         return self
 
-    def _fold(self, q, qd, qdd, effort, chunk, progress):
+    def _fold(self, q, qd, qdd, effort, keep, chunk, progress):
         import time
         from scipy.linalg import qr
         n = len(q)
@@ -573,10 +589,14 @@ class Stack:
             A = layout.columns(q[rows], qd[rows], qdd[rows])
             t1 = time.perf_counter()
             for j, cols in enumerate(layout.row_columns):
-                block = np.empty((A.shape[0] + self.factors[j].shape[0], len(cols) + 1))
+                Aj, tau, fitted = A[:, j, cols], effort[rows, j], keep[rows, j]
+                if not fitted.all():
+                    Aj, tau = Aj[fitted], tau[fitted]
+                self.fitted[j] += len(tau)
+                block = np.empty((Aj.shape[0] + self.factors[j].shape[0], len(cols) + 1))
                 block[:self.factors[j].shape[0]] = self.factors[j]
-                block[self.factors[j].shape[0]:, :-1] = A[:, j, cols]
-                block[self.factors[j].shape[0]:, -1] = effort[rows, j]
+                block[self.factors[j].shape[0]:, :-1] = Aj
+                block[self.factors[j].shape[0]:, -1] = tau
                 self.factors[j] = qr(block, mode='r', overwrite_a=True,
                                      check_finite=False)[0][:len(cols) + 1]
             self.timing['regressor'] += t1 - t0
@@ -609,6 +629,26 @@ class Stack:
         out = np.zeros((self.layout.p + 1, self.layout.p + 1))
         out[:R.shape[0]] = R
         return out
+
+
+def moving(model, qd, min_speed, span=0):
+    """
+    Return where each joint moves steadily: ``(n, nv)`` booleans.
+
+    True where the joint's speed is ``min_speed`` or more at the state and at the ``span``
+    states on either side (a derivative taken over a window that holds a stop or a slip is
+    not the motion's). ``qd`` ``(n, nv)`` in order; ``min_speed`` in rad/s, a tenth of it in
+    m/s for prismatic joints.
+    """
+    qd = np.asarray(qd, dtype=float)
+    if not min_speed > 0.0:
+        return np.ones(qd.shape, dtype=bool)
+    speed = np.abs(qd)
+    if span > 0 and len(speed):
+        from scipy.ndimage import minimum_filter1d
+        speed = minimum_filter1d(speed, 2 * int(span) + 1, axis=0, mode='nearest')
+    scale = np.where(np.array(model.joint_types) == 'prismatic', 0.1, 1.0)
+    return speed >= min_speed * scale
 
 
 def barely_moved(stack, min_range=0.1, min_speed=0.05):
@@ -657,6 +697,8 @@ class Identification:
         to the largest base parameter.
     weakest
         ``[(column name, share), ...]``: what the least determined combination is made of.
+    weak_armature
+        joints whose armature the data hardly tell from the other columns (not identified).
     undetermined
         ``{body link: [parameter names]}`` the data say nothing about (description kept).
     combined
@@ -749,15 +791,16 @@ def _solve(stack, x_prior, max_condition, max_nfev, min_separation):
     prior_drive = layout.drive_values(x_prior)
     still = barely_moved(stack)
     names = [model.joint_names[j] for j in still]
-    if stack.samples * nv < 2 * layout.rank:
-        raise NotExcitedError('%d states cannot determine %d base parameters'
-                              % (stack.samples, layout.rank), names)
+    if stack.fitted.sum() < 2 * layout.rank:
+        raise NotExcitedError('%d states (%d joint rows fitted) cannot determine %d base '
+                              'parameters' % (stack.samples, stack.fitted.sum(), layout.rank),
+                              names)
     # weights 1 / sigma_j from the residuals of ordinary least squares (a minimum-norm
     # solution: what counts here is the residual, which is the same for any solution)
     R = stack.weighted_factor(np.ones(nv))
     x_ols = np.zeros(layout.p)
     x_ols[layout.base] = _normalised_lstsq(R[:, layout.base], R[:, -1], 1e-12)
-    dof = max(1.0, stack.samples - layout.rank / nv)
+    dof = np.maximum(1.0, stack.fitted - layout.rank / nv)
     sigma = np.sqrt(stack.residual_square(x_ols) / dof)
     rms_tau = np.sqrt(stack.tau_square / max(stack.samples, 1))
     sigma = np.maximum(sigma, 1e-9 * np.maximum(rms_tau, 1e-9))

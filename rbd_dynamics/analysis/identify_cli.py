@@ -23,6 +23,7 @@ import numpy as np
 
 from . import AnalysisError, require
 from .differentiate import DEFAULT_WINDOW
+from .identify import DEFAULT_MIN_SPEED
 from .merge import DEFAULT_MAX_GAP
 from .report import DEFAULT_PLOT_POINTS
 from ..drive import COULOMB_VELOCITY
@@ -85,6 +86,11 @@ def _parser():
     parser.add_argument('--coulomb-velocity', type=float, default=COULOMB_VELOCITY,
                         help='width of the smooth sign of Coulomb friction [rad/s] '
                              "(default: %(default)s, the node's)")
+    parser.add_argument('--min-speed', type=float, default=None,
+                        help="a joint's samples slower than this are left out of the fit and "
+                             'of the moving-state error: a joint at rest sticks [rad/s; a '
+                             'tenth in m/s for prismatic joints] (default: %g)'
+                             % DEFAULT_MIN_SPEED)
     parser.add_argument('--no-offset', action='store_true',
                         help='do not estimate a constant effort offset per joint')
     parser.add_argument('--no-armature', action='store_true',
@@ -254,6 +260,9 @@ def run(args, out=None):
         raise AnalysisError('identify needs a robot description and at least one bag')
     if not args.window > 0 or not args.max_gap > 0 or not args.coulomb_velocity > 0:
         raise AnalysisError('--window, --max-gap and --coulomb-velocity must be positive')
+    min_speed = DEFAULT_MIN_SPEED if args.min_speed is None else args.min_speed
+    if not (np.isfinite(min_speed) and min_speed >= 0):
+        raise AnalysisError('--min-speed must be a finite number >= 0, got %r' % min_speed)
     robot, bags = tokens[0], tokens[1:]
     text, model = load_description(robot, xacro_args, args.root_link)
     from .pipeline import check_model
@@ -275,7 +284,8 @@ def run(args, out=None):
     progress = _StackProgress(sum(len(r) for r in fit))
     with idf.blas_threads(1):
         for r in fit:
-            stack.add(r.q, r.qd, r.qdd, r.effort, progress=progress.chunk)
+            stack.add(r.q, r.qd, r.qdd, r.effort, progress=progress.chunk,
+                      keep=steady(model, r, min_speed, args.window))
             progress.done += len(r)
     progress.finish()
     # the regressor's own time, and the rest of stacking (folding into the factors)
@@ -310,7 +320,8 @@ def run(args, out=None):
         CSV_NAME: lambda path: _write_csv(path, model.joint_names, rows),
         PNG_NAME: lambda path: _plot(path, model.joint_names, rows, args.plot_points)})
     timing['writing'] = time.perf_counter() - t0
-    out.write(summary(model, result, stack, rows, held, len(bags), timing))
+    out.write(summary(model, result, stack, rows, held, len(bags), timing, min_speed,
+                      args.window))
     out.write('wrote %s\n' % ', '.join(written))
     return 0, timing
 
@@ -410,7 +421,42 @@ def rms_errors(rows, nv):
     return np.sqrt(sums / max(count, 1))
 
 
-def summary(model, result, stack, rows, held, bags, timing):
+def steady(model, recording, min_speed, window):
+    """
+    Where each joint of a recording moves steadily (:func:`.identify.moving`).
+
+    At ``min_speed`` or faster through half the differentiation ``window`` on either side.
+    """
+    from .identify import moving
+    dt = np.median(np.diff(recording.time)) if len(recording) > 1 else 0.0
+    span = int(round(0.5 * window / dt)) if dt > 0 else 0
+    return moving(model, recording.qd, min_speed, span)
+
+
+def moving_errors(model, rows, min_speed, window):
+    """
+    RMS errors on the moving states: ``(share, description, identified)``.
+
+    Over every joint's samples where it moves steadily (:func:`steady`): the share of the
+    samples they are, and the RMS of measured - model effort of the description and of the
+    identified model, each a fraction of the RMS effort of all samples.
+    """
+    sums = np.zeros(3)
+    kept = total = 0
+    for r, nominal, identified in rows:
+        keep = steady(model, r, min_speed, window)
+        sums += ((r.effort ** 2).sum(), ((r.effort - nominal)[keep] ** 2).sum(),
+                 ((r.effort - identified)[keep] ** 2).sum())
+        kept += keep.sum()
+        total += keep.size
+    if not (kept and sums[0] > 0):
+        return 0.0, np.nan, np.nan
+    scale = np.sqrt(sums[0] / total)
+    return kept / total, np.sqrt(sums[1] / kept) / scale, np.sqrt(sums[2] / kept) / scale
+
+
+def summary(model, result, stack, rows, held, bags, timing, min_speed=0.0,
+            window=DEFAULT_WINDOW):
     """Return the printed summary of an identification."""
     layout = result.layout
     lines = []
@@ -435,6 +481,15 @@ def summary(model, result, stack, rows, held, bags, timing):
                      % (width, 'all', total, np.sqrt((before ** 2).sum()),
                         100 * np.sqrt((before ** 2).sum()) / total, np.sqrt((after ** 2).sum()),
                         100 * np.sqrt((after ** 2).sum()) / total))
+    if min_speed > 0:
+        share, before_moving, after_moving = moving_errors(model, rows, min_speed, window)
+        lines.append('  moving states only (%.0f %% of the joint samples, at %g rad/s or '
+                     'faster): description %.1f %%, identified %.2f %% of the RMS effort'
+                     % (100 * share, min_speed, 100 * before_moving, 100 * after_moving))
+        fitted = stack.fitted.sum() / max(stack.samples * model.nv, 1)
+        lines.append('left out of the fit: %.0f %% of the joint samples, slower than %g rad/s '
+                     'within half a differentiation window (a joint at rest sticks: its '
+                     'friction is anywhere within +-coulomb)' % (100 * (1 - fitted), min_speed))
     d = result.drive
     lines.append('drive: viscous %s; coulomb %s; armature %s' % tuple(
         '[%s]' % ', '.join('%.4g' % v for v in d[k]) for k in ('viscous', 'coulomb',

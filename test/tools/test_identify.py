@@ -95,6 +95,49 @@ def test_noise_free_data_give_the_base_parameters_and_a_consistent_model(arm):
         assert np.allclose(result.drive[term], drive[term], rtol=1e-4, atol=1e-6), term
 
 
+def test_a_sticking_joints_rows_are_left_out(arm):
+    """
+    Rows where a joint does not move steadily are left out; the others stay exact.
+
+    The efforts of the true robot, except where a joint moves slower than the default
+    ``--min-speed``: there its effort is anywhere within +-2 N m of it, as a sticking joint's
+    friction is. Fitted, those rows pull the base parameters away; left out (``keep``, from
+    :func:`moving`), the base parameters come out as without them.
+    """
+    text, nominal, _, true, limits = arm
+    layout = idf.Layout(nominal)
+    drive = true_drive(layout)
+    t = np.arange(0.0, 30.0, 0.005)
+    q, qd, qdd = Motion(nominal, limits, seed=3)(t)
+    tau = efforts(true, q, qd, qdd, coulomb_velocity=layout.coulomb_velocity, **drive)
+    keep = idf.moving(nominal, qd, idf.DEFAULT_MIN_SPEED, span=5)
+    keep[:, nominal.joint_types.index('prismatic')] = True  # the finger creeps: it stays
+    assert 0.01 < 1 - keep.mean() < 0.3  # the arm's joints pass through rest
+    sticking = tau + np.where(keep, 0.0, np.random.default_rng(0).uniform(-2, 2, tau.shape))
+    x_true = np.zeros(layout.p)
+    x_true[:layout.n_links] = true.inertial_parameters()
+    for (term, j), c in layout.drive.items():
+        x_true[c] = drive[term][j]
+    expected = layout.base_parameters(x_true)
+    scale = np.abs(expected).max()
+    left_out = idf.solve(idf.Stack(layout).add(q, qd, qdd, sticking, keep=keep))
+    fitted = idf.solve(idf.Stack(layout).add(q, qd, qdd, sticking))
+    assert np.abs(left_out.base - expected).max() <= 1e-8 * scale
+    assert np.abs(fitted.base - expected).max() > 1e-3 * scale
+
+
+def test_moving_needs_the_speed_through_the_span():
+    model = rbd.Model.from_urdf_file(demo_urdf_path(), compiled=False)
+    qd = np.full((20, model.nv), 1.0)
+    qd[10, 0] = 0.01
+    qd[:, model.joint_types.index('prismatic')] = 0.01  # a tenth of the speed for those
+    assert idf.moving(model, qd, 0.05).sum() == qd.size - 1
+    within = idf.moving(model, qd, 0.05, span=3)
+    assert not within[7:14, 0].any() and within[:7, 0].all() and within[14:, 0].all()
+    assert within[:, 1:].all()
+    assert idf.moving(model, qd, 0.0).all()
+
+
 def test_wrong_description_and_unknown_friction_within_one_percent(arm):
     """Masses +-30 %, centres of mass moved <= 2 cm, friction unknown, 1 % effort noise."""
     text, nominal, _, true, limits = arm
@@ -174,6 +217,7 @@ def test_identify_writes_a_description_urdfdom_reads(arm, bags, tmp_path, capsys
     assert code == 0, stderr
     assert sorted(os.listdir(out)) == sorted(OUTPUTS)
     assert 'condition number' in stdout and 'undetermined' in stdout
+    assert 'moving states only' in stdout and 'left out of the fit' in stdout
     assert 'link1: m mcx mcy mcz ixx ixy ixz iyy iyz' in stdout
     identified_text = (out / 'identified.urdf').read_text()
 
@@ -269,6 +313,17 @@ def test_bad_input_exits_1_and_writes_nothing(bags, bad_bags, case, tmp_path, ca
     err = capsys.readouterr().err
     assert code == 1, err
     assert expected in err and 'Traceback' not in err
+    assert not out.exists() and os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize('option', [['--min-speed', '-1'], ['--min-speed', 'nan'],
+                                    ['--window', '0']])
+def test_bad_options_exit_1_and_write_nothing(bags, option, tmp_path, capsys):
+    out = tmp_path / 'out'
+    code = identify_cli.main([demo_urdf_path(), bags['fit'], '--out', str(out)] + option)
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert option[0] in err and 'Traceback' not in err
     assert not out.exists() and os.listdir(tmp_path) == []
 
 
