@@ -6,7 +6,8 @@ The identification demo: from a wrong description to one that predicts the simul
 
 The simulated driver runs the bundled arm as it "really" is: every link's mass off by 15 to
 30 %, every centre of mass moved by 1 to 2 cm, viscous and Coulomb friction the description
-does not know. The node and the tools get the bundled description. The steps are the user's:
+does not know (hard friction: a joint at rest sticks). The node and the tools get the bundled
+description. The steps are the user's:
 
 1. ``python -m rbd_dynamics excite`` designs an excitation from the demo's start pose;
 2. ``rbd_dynamics_send`` plays it through the simulated JointTrajectoryController while a
@@ -14,9 +15,10 @@ does not know. The node and the tools get the bundled description. The steps are
    recorder) writes the joint states with the efforts the driver applies to a rosbag2;
 3. ``python -m rbd_dynamics identify`` turns the bag into ``identified.urdf`` and
    ``drive.yaml``;
-4. computed torque (the node: feedforward with PD gains, drive compensation on) tracks the
-   demo's 0.5 Hz swings, once with the description and its drive, once with the identified
-   description and ``drive.yaml``; the tracking RMS of both is printed and plotted.
+4. computed torque (the node: feedforward with PD gains, drive compensation along the desired
+   velocity) tracks the demo's 0.5 Hz swings, once with the description and its drive, once
+   with the identified description and ``drive.yaml``; the tracking RMS of both is printed
+   and plotted.
 
 Every process is started the way a launch file starts it, over real ROS 2 topics; the
 simulation runs in lockstep at 1 kHz (free running at 1 kHz while the excitation plays).
@@ -120,7 +122,9 @@ def track(args, label, node_urdf, drive, sim_params, urdf, log):
     sim = dict(sim_parameters(JOINTS, Q0), **sim_params, wait_for_subscribers=2,
                robot_description=urdf, wrench_frame='')
     node = dict(node_parameters(node_urdf, JOINTS, sensor=False), **drive)
-    node['drive.compensate'] = True
+    # Coulomb friction compensated along the desired velocity: a joint at rest sticks, and the
+    # measured velocity would give it no friction torque to start with
+    node.update({'drive.compensate': True, 'drive.velocity': 'desired'})
     remaps = ['~/effort_commands:=%s/effort_commands' % ns, '~/desired_state:=%s/desired_state'
               % ns, 'joint_states:=%s/joint_states_forwarded' % ns]
     rclpy.init()

@@ -19,17 +19,21 @@ def true_arm(urdf, seed):
     Every link with an inertial beyond the root: mass and inertia times ``1 +- U(0.15,
     0.3)``, centre of mass moved by ``U(0.01, 0.02)`` m in a random direction; per arm joint
     viscous friction ``U(0.5, 2)`` N m s/rad (the bundled arm's description: 0.5) and Coulomb
-    friction ``U(0.5, 3)`` N m (the description: none); the finger 4 N s/m and 1 N.
+    friction ``U(0.5, 3)`` N m (the description: none); the finger 4 N s/m and no Coulomb
+    friction. The friction is hard (``drive.hard_friction``): Coulomb friction while a joint
+    moves, sticking at rest (a finger with it would stick through a whole excitation, which
+    moves it by millimetres per second).
     """
     model = rbd.Model.from_urdf(urdf, compiled=False)
     links, scale, shift = random_changes(urdf, seed, skip=[model.root_link])
     rng = np.random.default_rng(seed + 1)
     arm = np.array([t == 'revolute' for t in model.joint_types])
     viscous = np.where(arm, rng.uniform(0.5, 2.0, model.nv), 4.0)
-    coulomb = np.where(arm, rng.uniform(0.5, 3.0, model.nv), 1.0)
+    coulomb = np.where(arm, rng.uniform(0.5, 3.0, model.nv), 0.0)
     params = {'true_arm.links': links, 'true_arm.mass_scale': scale,
               'true_arm.com_shift': shift, 'drive.enabled': True,
-              'drive.viscous': viscous.tolist(), 'drive.coulomb': coulomb.tolist()}
+              'drive.viscous': viscous.tolist(), 'drive.coulomb': coulomb.tolist(),
+              'drive.hard_friction': True}
     return params, changed_description(urdf, links, scale, shift)
 
 
@@ -62,7 +66,8 @@ def play_excitation(excitation, model, true_urdf, params, rate=1000.0):
     drive = {n: (params['drive.viscous'][j], params['drive.coulomb'][j], 0.0)
              for j, n in enumerate(names)}
     drive.update({n: (0.0, 0.0, 0.0) for n in model.mimic})
-    sim, mimic = mujoco_model.load(true_urdf, drive=drive)
+    sim, mimic = mujoco_model.load(true_urdf, drive=drive,
+                                   hard_friction=params.get('drive.hard_friction', False))
     data = mujoco.MjData(sim)
 
     def joint(name):
