@@ -18,8 +18,33 @@ Identification (``python -m rbd_dynamics identify ROBOT BAG ...``, docs/identifi
 """
 
 
+import sys
+
+#: Exit code of a command for input it cannot use.
+EXIT_INPUT = 1
+
+
 class AnalysisError(ValueError):
-    """Input the analysis cannot use; the message names the problem."""
+    """Input the analysis cannot use; the message names the problem (exit :attr:`exit_code`)."""
+
+    exit_code = EXIT_INPUT
+
+
+def exit_code(command, *args):
+    """
+    Run ``command(*args)``, a command's body; return its exit code.
+
+    An :class:`AnalysisError` prints its message (no traceback) and gives its ``exit_code``;
+    Ctrl-C gives 130.
+    """
+    try:
+        return command(*args)
+    except AnalysisError as err:
+        print('error: %s' % err, file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print('interrupted', file=sys.stderr)
+        return 130
 
 
 def require(command, *modules):

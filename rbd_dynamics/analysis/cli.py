@@ -12,13 +12,12 @@ import sys
 
 import numpy as np
 
-from . import AnalysisError
+from . import AnalysisError, exit_code
 from .differentiate import DEFAULT_WINDOW
 from .merge import DEFAULT_MAX_GAP
 from .report import CSV_NAME, DEFAULT_PLOT_POINTS, PNG_NAME
 
 COMMANDS = ('bag', 'trajectory')
-EXIT_INPUT = 1
 EXIT_OVER_LIMIT = 3
 
 
@@ -73,6 +72,17 @@ def load_model(path, xacro_args=None, root_link=None):
     return model
 
 
+def add_recording_options(parser):
+    """Add how joint states are read: ``--topic``, ``--window``, ``--max-gap``."""
+    parser.add_argument('--topic', default='/joint_states',
+                        help='sensor_msgs/JointState topic (default: %(default)s)')
+    parser.add_argument('--window', type=float, default=DEFAULT_WINDOW,
+                        help='Savitzky-Golay window for derivatives [s] (default: %(default)s)')
+    parser.add_argument('--max-gap', type=float, default=DEFAULT_MAX_GAP,
+                        help='longer pauses, in sample periods, split a recording '
+                             '(default: %(default)s)')
+
+
 def _parser(command):
     parser = argparse.ArgumentParser(prog='python -m rbd_dynamics %s' % command,
                                      description=(_BAG_HELP if command == 'bag'
@@ -82,14 +92,7 @@ def _parser(command):
     if command == 'bag':
         parser.add_argument('input', metavar='BAG',
                             help='rosbag2 directory, or a single .mcap or .db3 file')
-        parser.add_argument('--topic', default='/joint_states',
-                            help='sensor_msgs/JointState topic (default: %(default)s)')
-        parser.add_argument('--window', type=float, default=DEFAULT_WINDOW,
-                            help='Savitzky-Golay window for derivatives [s] '
-                                 '(default: %(default)s)')
-        parser.add_argument('--max-gap', type=float, default=DEFAULT_MAX_GAP,
-                            help='longer pauses, in sample periods, split the recording '
-                                 '(default: %(default)s)')
+        add_recording_options(parser)
     else:
         parser.add_argument('input', metavar='FILE',
                             help='JointTrajectory as YAML (ros2 topic echo --once output)')
@@ -204,11 +207,4 @@ def main(argv):
     """Entry point of the two commands; ``argv[0]`` is ``bag`` or ``trajectory``."""
     command, rest = argv[0], argv[1:]
     args = _parser(command).parse_intermixed_args(rest)
-    try:
-        return _analyse(command, args)
-    except AnalysisError as err:
-        print('error: %s' % err, file=sys.stderr)
-        return EXIT_INPUT
-    except KeyboardInterrupt:
-        print('interrupted', file=sys.stderr)
-        return 130
+    return exit_code(_analyse, command, args)

@@ -13,10 +13,9 @@ import sys
 
 import numpy as np
 
-from . import AnalysisError, require
+from . import AnalysisError, exit_code, require
 from . import excite
 
-EXIT_INPUT = 1
 FILE_NAME = 'excitation.yaml'
 
 _HELP = """Design an excitation for identification: a finite Fourier series per joint (%d
@@ -139,11 +138,4 @@ def summary(result, model):
 def main(argv):
     """Entry point; ``argv`` without the command name."""
     args = _parser().parse_intermixed_args(argv)
-    try:
-        return _run(args)
-    except AnalysisError as err:
-        print('error: %s' % err, file=sys.stderr)
-        return EXIT_INPUT
-    except KeyboardInterrupt:
-        print('interrupted', file=sys.stderr)
-        return 130
+    return exit_code(_run, args)

@@ -69,8 +69,12 @@ class NotExcitedError(AnalysisError):
         the joints that barely moved.
     condition
         the condition number of the base regressor.
+    exit_code
+        3, the command's exit code for it.
 
     """
+
+    exit_code = 3
 
     def __init__(self, message, joints=(), condition=np.inf):
         super().__init__(message)

@@ -21,15 +21,14 @@ import time
 
 import numpy as np
 
-from . import AnalysisError, require
+from . import AnalysisError, exit_code, require
+from .cli import add_recording_options
 from .differentiate import DEFAULT_WINDOW
 from .identify import DEFAULT_MIN_SPEED
 from .merge import DEFAULT_MAX_GAP
 from .report import DEFAULT_PLOT_POINTS
 from ..drive import COULOMB_VELOCITY
 
-EXIT_INPUT = 1
-EXIT_NOT_EXCITED = 3
 CSV_NAME = 'identification.csv'
 PNG_NAME = 'identification.png'
 HOLDOUT = 0.2  # share of the data held out for validation without --validate
@@ -74,15 +73,9 @@ def _parser():
     parser.add_argument('--validate', nargs='+', default=[], metavar='BAG',
                         help='recordings to validate on (default: the last fifth of the data, '
                              'held out of the fit)')
-    parser.add_argument('--topic', default='/joint_states',
-                        help='sensor_msgs/JointState topic (default: %(default)s)')
+    add_recording_options(parser)
     parser.add_argument('--out', default='.', metavar='DIR',
                         help='output directory (default: the current one)')
-    parser.add_argument('--window', type=float, default=DEFAULT_WINDOW,
-                        help='Savitzky-Golay window for derivatives [s] (default: %(default)s)')
-    parser.add_argument('--max-gap', type=float, default=DEFAULT_MAX_GAP,
-                        help='longer pauses, in sample periods, split a recording '
-                             '(default: %(default)s)')
     parser.add_argument('--coulomb-velocity', type=float, default=COULOMB_VELOCITY,
                         help='width of the smooth sign of Coulomb friction [rad/s] '
                              "(default: %(default)s, the node's)")
@@ -527,16 +520,5 @@ def summary(model, result, stack, rows, held, bags, timing, min_speed=0.0,
 
 def main(argv):
     """Entry point; ``argv`` are the arguments after ``identify``."""
-    from .identify import NotExcitedError
     args = _parser().parse_intermixed_args(argv)
-    try:
-        return run(args)[0]
-    except NotExcitedError as err:
-        print('error: %s' % err, file=sys.stderr)
-        return EXIT_NOT_EXCITED
-    except AnalysisError as err:
-        print('error: %s' % err, file=sys.stderr)
-        return EXIT_INPUT
-    except KeyboardInterrupt:
-        print('interrupted', file=sys.stderr)
-        return 130
+    return exit_code(lambda: run(args)[0])
