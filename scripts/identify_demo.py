@@ -29,7 +29,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 import numpy as np
 
@@ -113,6 +112,7 @@ def track(args, label, node_urdf, drive, sim_params, urdf, log):
     """Run computed torque on the swings with one description and drive: ``(t, error)``."""
     import rclpy
     from rbd_dynamics.ros import processes
+    from rbd_dynamics.ros.demo import spin_until_stamp, stamp
     from rbd_dynamics.ros.demo_setup import (AMPLITUDE, JOINTS, node_parameters, Q0,
                                              sim_parameters, swing, swing_parameters)
     from rclpy.executors import SingleThreadedExecutor
@@ -139,17 +139,8 @@ def track(args, label, node_urdf, drive, sim_params, urdf, log):
              processes.RosProcess(processes.command(*processes.NODE), node, ns,
                                   ros_args=[a for r in remaps for a in ('-r', r)], stdout=log)]
 
-    def stamp(msg):
-        return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-
-    start = time.monotonic()
     try:
-        while time.monotonic() - start < 120.0 + 20 * args.seconds:
-            executor.spin_once(timeout_sec=0.05)
-            if states and stamp(states[-1]) >= args.seconds:
-                break
-            if not all(p.alive() for p in procs):
-                break
+        spin_until_stamp(executor, states, args.seconds, procs, 120.0 + 20 * args.seconds)
     finally:
         for proc in procs:
             proc.stop()

@@ -68,6 +68,28 @@ def _start(executable, params, remaps=(), log=None):
                                 ros_args=ros_args, stdout=log)
 
 
+def stamp(msg):
+    """Return the header stamp of a message [s]."""
+    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+
+def spin_until_stamp(executor, states, seconds, procs, timeout):
+    """
+    Spin ``executor`` until the last of ``states`` is stamped ``seconds`` or later.
+
+    Or until one of ``procs`` ended, or ``timeout`` [s] of wall time passed; returns the wall
+    time spent [s].
+    """
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        executor.spin_once(timeout_sec=0.05)
+        if states and stamp(states[-1]) >= seconds:
+            break
+        if not all(p.alive() for p in procs):
+            break
+    return time.monotonic() - start
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--seconds', type=float, default=10.0, help='simulated time')
@@ -119,18 +141,8 @@ def main():
                        'joint_states:=%s/joint_states_forwarded' % NS], log=log),
     ]
 
-    def stamp(msg):
-        return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-
-    start = time.monotonic()
     try:
-        while time.monotonic() - start < 60.0 + 10 * args.seconds:
-            executor.spin_once(timeout_sec=0.05)
-            if states and stamp(states[-1]) >= args.seconds:
-                break
-            if not all(p.alive() for p in procs):
-                break
-        wall = time.monotonic() - start
+        wall = spin_until_stamp(executor, states, args.seconds, procs, 60.0 + 10 * args.seconds)
     finally:
         for proc in procs:
             proc.stop()
