@@ -980,7 +980,11 @@ if AVAILABLE:
             bn, bf = _force_cross(w, v, mw, mv)
             _put3(wb, i, W_N, _sub(_add(n, bn), _row3(fext, i, 0)))
             _put3(wb, i, W_F, _sub(_add(f, bf), _row3(fext, i, 3)))
-        _backward(layout, tau)
+        for i in range(layout.header[H_NB] - 1, -1, -1):  # backward pass
+            n, f = _row3(wb, i, W_N), _row3(wb, i, W_F)
+            _joint_torque(layout, i, n, f)
+            _carry_force(layout, i, n, f)
+        _fold_torques(layout, tau)
 
     @_kernel()
     def _static_state(layout, q, fext, tau):
@@ -1001,32 +1005,43 @@ if AVAILABLE:
             _put3(wb, i, W_AL, al)
             _put3(wb, i, W_N, _sub(_cross(_row3(inertia, i, IN_H), al), _row3(fext, i, 0)))
             _put3(wb, i, W_F, _sub(_scale(inertia[i, IN_MASS], al), _row3(fext, i, 3)))
-        _backward(layout, tau)
+        for i in range(layout.header[H_NB] - 1, -1, -1):  # backward pass
+            n, f = _row3(wb, i, W_N), _row3(wb, i, W_F)
+            _joint_torque(layout, i, n, f)
+            _carry_force(layout, i, n, f)
+        _fold_torques(layout, tau)
+
+    # The backward pass (Table 5.1), in the state kernels' own loop over the bodies: three
+    # small inline functions rather than one large one (see _rnea_state on numba's cost of
+    # inlining).
 
     @_kernel(inline='always')
-    def _backward(layout, tau):
-        """
-        Run the backward pass and fold mimic joints into their masters.
+    def _joint_torque(layout, i, n, f):
+        """``tau_i = S_i^T f_i`` into ``tauf``, for the force ``(n, f)`` of body ``i``."""
+        bi, tauf = layout.body_ints, layout.tauf
+        vi = bi[i, BI_V_START]
+        jt = bi[i, BI_JTYPE]
+        if jt <= ONE_DOF:
+            tauf[vi] = layout.body[i, B_SA] * n[2] + layout.body[i, B_SL] * f[2]
+        else:
+            S = layout.subspace
+            for k in range(vi, vi + (6 if jt == JT_FLOATING else 3)):
+                tauf[k] = _dot(_row3(S, k, 0), n) + _dot(_row3(S, k, 3), f)
 
-        ``tau_i = S_i^T f_i``, ``f_parent += X^T f_i`` (Table 5.1).
-        """
-        bi, body, wb, S, tauf = (layout.body_ints, layout.body, layout.work, layout.subspace,
-                                 layout.tauf)
-        for i in range(layout.header[H_NB] - 1, -1, -1):
-            vi = bi[i, BI_V_START]
-            jt = bi[i, BI_JTYPE]
-            n = _row3(wb, i, W_N)
-            f = _row3(wb, i, W_F)
-            if jt <= ONE_DOF:
-                tauf[vi] = body[i, B_SA] * n[2] + body[i, B_SL] * f[2]
-            else:
-                for k in range(vi, vi + (6 if jt == JT_FLOATING else 3)):
-                    tauf[k] = _dot(_row3(S, k, 0), n) + _dot(_row3(S, k, 3), f)
-            p = bi[i, BI_PARENT]
-            if p >= 0:
-                pn, pf = _transpose_force_transform(_row9(wb, i, W_E), _row3(wb, i, W_R), n, f)
-                _put3(wb, p, W_N, _add(_row3(wb, p, W_N), pn))
-                _put3(wb, p, W_F, _add(_row3(wb, p, W_F), pf))
+    @_kernel(inline='always')
+    def _carry_force(layout, i, n, f):
+        """``f_parent += X^T f_i`` for the force ``(n, f)`` of body ``i``."""
+        wb = layout.work
+        p = layout.body_ints[i, BI_PARENT]
+        if p >= 0:
+            pn, pf = _transpose_force_transform(_row9(wb, i, W_E), _row3(wb, i, W_R), n, f)
+            _put3(wb, p, W_N, _add(_row3(wb, p, W_N), pn))
+            _put3(wb, p, W_F, _add(_row3(wb, p, W_F), pf))
+
+    @_kernel(inline='always')
+    def _fold_torques(layout, tau):
+        """``tau`` from ``tauf``: mimic joints folded into their masters."""
+        tauf = layout.tauf
         for k in range(tau.shape[0]):
             tau[k] = 0.0
         src, mult = layout.v_src, layout.v_mult
