@@ -899,6 +899,7 @@ if AVAILABLE:
         Store and return body ``i``'s velocity and acceleration (RNEA forward pass, Table 5.1).
 
         From its parent's (gravity as the base's acceleration ``-a_g``), body coordinates.
+        The regressor's; :func:`_rnea_state` has the same lines written out (see there).
         """
         bi, body, wb, vf, af = layout.body_ints, layout.body, layout.work, layout.vf, layout.af
         g = layout.gravity
@@ -931,20 +932,59 @@ if AVAILABLE:
 
     @_kernel()
     def _rnea_state(layout, q, qd, qdd, fext, tau):
-        """RNEA for one state; body forces stay in the work rows (columns ``W_N``, ``W_F``)."""
+        """
+        RNEA for one state; body forces stay in the work rows (columns ``W_N``, ``W_F``).
+
+        The forward pass is :func:`_body_motion` written out: numba older than 0.57 inlines a
+        function by copying its IR one statement at a time, each copy with the function's
+        whole scope, so its cost grows with the square of the function's size (inlined calls
+        included). Inlined whole (some 1,250 statements), the forward pass cost numba 0.55
+        about 45 s of this kernel's compilation, more than doubling it; its small calls,
+        inlined one by one, cost about 3 s. Compiled, both forms are the same code.
+        """
         inertia, wb = layout.inertia, layout.work
+        bi, body, vf, af = layout.body_ints, layout.body, layout.vf, layout.af
+        g = layout.gravity
+        zero = (0.0, 0.0, 0.0)
         _positions(layout, q)
         _rates(layout, qd, qdd)
         for i in range(layout.header[H_NB]):
             E, r, nj = _joint_transform(layout, i)
-            w, v, aw, al = _body_motion(layout, i, E, r, nj)
+            p = bi[i, BI_PARENT]
+            vi = bi[i, BI_V_START]
+            if p < 0:  # the base: v = 0, a = -a_g
+                pw, pv, paw, pal = zero, zero, zero, (-g[0], -g[1], -g[2])
+            else:
+                pw, pv = _row3(wb, p, W_W), _row3(wb, p, W_V)
+                paw, pal = _row3(wb, p, W_AW), _row3(wb, p, W_AL)
+            w, v = _motion_transform(E, r, pw, pv)
+            aw, al = _motion_transform(E, r, paw, pal)
+            if bi[i, BI_JTYPE] <= ONE_DOF:
+                w, v, aw, al = _add_one_dof_motion(body, i, w, v, aw, al, vf[vi], af[vi])
+            else:
+                vjw, vjl = _subspace_product(layout.subspace, vi, nj, vf)
+                ajw, ajl = _subspace_product(layout.subspace, vi, nj, af)
+                if bi[i, BI_JTYPE] == JT_PLANAR:
+                    # cJ = -(axis theta_dot) x vJ_linear (apparent derivative of S in C)
+                    ajl = _sub(ajl, _scale(vf[vi + 2], _cross(_row3(body, i, B_AXIS), vjl)))
+                w, v = _add(w, vjw), _add(v, vjl)
+                cw, cl = _motion_cross(w, v, vjw, vjl)
+                aw, al = _add(_add(aw, ajw), cw), _add(_add(al, ajl), cl)
+            _put3(wb, i, W_W, w)
+            _put3(wb, i, W_V, v)
+            _put3(wb, i, W_AW, aw)
+            _put3(wb, i, W_AL, al)
             # f = I a + v x* I v - f_ext (Eq. 5.9)
             n, f = _inertia_product(inertia, i, aw, al)
             mw, mv = _inertia_product(inertia, i, w, v)
             bn, bf = _force_cross(w, v, mw, mv)
             _put3(wb, i, W_N, _sub(_add(n, bn), _row3(fext, i, 0)))
             _put3(wb, i, W_F, _sub(_add(f, bf), _row3(fext, i, 3)))
-        _backward(layout, tau)
+        for i in range(layout.header[H_NB] - 1, -1, -1):  # backward pass
+            n, f = _row3(wb, i, W_N), _row3(wb, i, W_F)
+            _joint_torque(layout, i, n, f)
+            _carry_force(layout, i, n, f)
+        _fold_torques(layout, tau)
 
     @_kernel()
     def _static_state(layout, q, fext, tau):
@@ -965,32 +1005,43 @@ if AVAILABLE:
             _put3(wb, i, W_AL, al)
             _put3(wb, i, W_N, _sub(_cross(_row3(inertia, i, IN_H), al), _row3(fext, i, 0)))
             _put3(wb, i, W_F, _sub(_scale(inertia[i, IN_MASS], al), _row3(fext, i, 3)))
-        _backward(layout, tau)
+        for i in range(layout.header[H_NB] - 1, -1, -1):  # backward pass
+            n, f = _row3(wb, i, W_N), _row3(wb, i, W_F)
+            _joint_torque(layout, i, n, f)
+            _carry_force(layout, i, n, f)
+        _fold_torques(layout, tau)
+
+    # The backward pass (Table 5.1), in the state kernels' own loop over the bodies: three
+    # small inline functions rather than one large one (see _rnea_state on numba's cost of
+    # inlining).
 
     @_kernel(inline='always')
-    def _backward(layout, tau):
-        """
-        Run the backward pass and fold mimic joints into their masters.
+    def _joint_torque(layout, i, n, f):
+        """``tau_i = S_i^T f_i`` into ``tauf``, for the force ``(n, f)`` of body ``i``."""
+        bi, tauf = layout.body_ints, layout.tauf
+        vi = bi[i, BI_V_START]
+        jt = bi[i, BI_JTYPE]
+        if jt <= ONE_DOF:
+            tauf[vi] = layout.body[i, B_SA] * n[2] + layout.body[i, B_SL] * f[2]
+        else:
+            S = layout.subspace
+            for k in range(vi, vi + (6 if jt == JT_FLOATING else 3)):
+                tauf[k] = _dot(_row3(S, k, 0), n) + _dot(_row3(S, k, 3), f)
 
-        ``tau_i = S_i^T f_i``, ``f_parent += X^T f_i`` (Table 5.1).
-        """
-        bi, body, wb, S, tauf = (layout.body_ints, layout.body, layout.work, layout.subspace,
-                                 layout.tauf)
-        for i in range(layout.header[H_NB] - 1, -1, -1):
-            vi = bi[i, BI_V_START]
-            jt = bi[i, BI_JTYPE]
-            n = _row3(wb, i, W_N)
-            f = _row3(wb, i, W_F)
-            if jt <= ONE_DOF:
-                tauf[vi] = body[i, B_SA] * n[2] + body[i, B_SL] * f[2]
-            else:
-                for k in range(vi, vi + (6 if jt == JT_FLOATING else 3)):
-                    tauf[k] = _dot(_row3(S, k, 0), n) + _dot(_row3(S, k, 3), f)
-            p = bi[i, BI_PARENT]
-            if p >= 0:
-                pn, pf = _transpose_force_transform(_row9(wb, i, W_E), _row3(wb, i, W_R), n, f)
-                _put3(wb, p, W_N, _add(_row3(wb, p, W_N), pn))
-                _put3(wb, p, W_F, _add(_row3(wb, p, W_F), pf))
+    @_kernel(inline='always')
+    def _carry_force(layout, i, n, f):
+        """``f_parent += X^T f_i`` for the force ``(n, f)`` of body ``i``."""
+        wb = layout.work
+        p = layout.body_ints[i, BI_PARENT]
+        if p >= 0:
+            pn, pf = _transpose_force_transform(_row9(wb, i, W_E), _row3(wb, i, W_R), n, f)
+            _put3(wb, p, W_N, _add(_row3(wb, p, W_N), pn))
+            _put3(wb, p, W_F, _add(_row3(wb, p, W_F), pf))
+
+    @_kernel(inline='always')
+    def _fold_torques(layout, tau):
+        """``tau`` from ``tauf``: mimic joints folded into their masters."""
+        tauf = layout.tauf
         for k in range(tau.shape[0]):
             tau[k] = 0.0
         src, mult = layout.v_src, layout.v_mult
