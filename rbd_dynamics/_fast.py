@@ -894,86 +894,68 @@ if AVAILABLE:
         return (w[0], w[1], w[2] + dw), (v[0], v[1], v[2] + dl), aw, al
 
     @_kernel(inline='always')
-    def _body_motion(layout, i, E, r, nj):
+    def _parent_motion(layout, i, E, r):
         """
-        Store and return body ``i``'s velocity and acceleration (RNEA forward pass, Table 5.1).
+        Return body ``i``'s velocity and acceleration from its parent's, before its joint's.
 
-        From its parent's (gravity as the base's acceleration ``-a_g``), body coordinates.
-        The regressor's; :func:`_rnea_state` has the same lines written out (see there).
+        The parent's transformed into body coordinates; gravity is the base's acceleration
+        ``-a_g``.
         """
-        bi, body, wb, vf, af = layout.body_ints, layout.body, layout.work, layout.vf, layout.af
-        g = layout.gravity
-        zero = (0.0, 0.0, 0.0)
-        p = bi[i, BI_PARENT]
-        vi = bi[i, BI_V_START]
+        wb, g = layout.work, layout.gravity
+        p = layout.body_ints[i, BI_PARENT]
         if p < 0:  # the base: v = 0, a = -a_g
+            zero = (0.0, 0.0, 0.0)
             pw, pv, paw, pal = zero, zero, zero, (-g[0], -g[1], -g[2])
         else:
             pw, pv = _row3(wb, p, W_W), _row3(wb, p, W_V)
             paw, pal = _row3(wb, p, W_AW), _row3(wb, p, W_AL)
         w, v = _motion_transform(E, r, pw, pv)
         aw, al = _motion_transform(E, r, paw, pal)
+        return w, v, aw, al
+
+    @_kernel(inline='always')
+    def _add_joint_motion(layout, i, nj, w, v, aw, al):
+        """Add body ``i``'s joint's velocity ``S qd`` and acceleration ``S qdd + cJ + v x vJ``."""
+        bi, body, vf, af = layout.body_ints, layout.body, layout.vf, layout.af
+        vi = bi[i, BI_V_START]
         if bi[i, BI_JTYPE] <= ONE_DOF:
-            w, v, aw, al = _add_one_dof_motion(body, i, w, v, aw, al, vf[vi], af[vi])
-        else:
-            vjw, vjl = _subspace_product(layout.subspace, vi, nj, vf)
-            ajw, ajl = _subspace_product(layout.subspace, vi, nj, af)
-            if bi[i, BI_JTYPE] == JT_PLANAR:
-                # cJ = -(axis theta_dot) x vJ_linear (apparent derivative of S in C)
-                ajl = _sub(ajl, _scale(vf[vi + 2], _cross(_row3(body, i, B_AXIS), vjl)))
-            w, v = _add(w, vjw), _add(v, vjl)
-            cw, cl = _motion_cross(w, v, vjw, vjl)
-            aw, al = _add(_add(aw, ajw), cw), _add(_add(al, ajl), cl)
+            return _add_one_dof_motion(body, i, w, v, aw, al, vf[vi], af[vi])
+        vjw, vjl = _subspace_product(layout.subspace, vi, nj, vf)
+        ajw, ajl = _subspace_product(layout.subspace, vi, nj, af)
+        if bi[i, BI_JTYPE] == JT_PLANAR:
+            # cJ = -(axis theta_dot) x vJ_linear (apparent derivative of S in C)
+            ajl = _sub(ajl, _scale(vf[vi + 2], _cross(_row3(body, i, B_AXIS), vjl)))
+        w, v = _add(w, vjw), _add(v, vjl)
+        cw, cl = _motion_cross(w, v, vjw, vjl)
+        return w, v, _add(_add(aw, ajw), cw), _add(_add(al, ajl), cl)
+
+    @_kernel(inline='always')
+    def _store_motion(layout, i, w, v, aw, al):
+        """Keep body ``i``'s velocity and acceleration in its work row."""
+        wb = layout.work
         _put3(wb, i, W_W, w)
         _put3(wb, i, W_V, v)
         _put3(wb, i, W_AW, aw)
         _put3(wb, i, W_AL, al)
-        return w, v, aw, al
+
+    # The RNEA's forward pass for body ``i`` (Table 5.1) is these three calls. Each is inlined
+    # on its own: numba older than 0.57 inlines a function by copying its IR one statement at
+    # a time, each copy with the function's whole scope, so its cost grows with the square of
+    # the function's size (inlined calls included). The forward pass inlined as one function
+    # (some 1,250 statements) cost numba 0.55 about 45 s of rnea1's compilation; in small
+    # pieces, a few seconds. Compiled, both forms are the same code.
 
     @_kernel()
     def _rnea_state(layout, q, qd, qdd, fext, tau):
-        """
-        RNEA for one state; body forces stay in the work rows (columns ``W_N``, ``W_F``).
-
-        The forward pass is :func:`_body_motion` written out: numba older than 0.57 inlines a
-        function by copying its IR one statement at a time, each copy with the function's
-        whole scope, so its cost grows with the square of the function's size (inlined calls
-        included). Inlined whole (some 1,250 statements), the forward pass cost numba 0.55
-        about 45 s of this kernel's compilation, more than doubling it; its small calls,
-        inlined one by one, cost about 3 s. Compiled, both forms are the same code.
-        """
+        """RNEA for one state; body forces stay in the work rows (columns ``W_N``, ``W_F``)."""
         inertia, wb = layout.inertia, layout.work
-        bi, body, vf, af = layout.body_ints, layout.body, layout.vf, layout.af
-        g = layout.gravity
-        zero = (0.0, 0.0, 0.0)
         _positions(layout, q)
         _rates(layout, qd, qdd)
         for i in range(layout.header[H_NB]):
             E, r, nj = _joint_transform(layout, i)
-            p = bi[i, BI_PARENT]
-            vi = bi[i, BI_V_START]
-            if p < 0:  # the base: v = 0, a = -a_g
-                pw, pv, paw, pal = zero, zero, zero, (-g[0], -g[1], -g[2])
-            else:
-                pw, pv = _row3(wb, p, W_W), _row3(wb, p, W_V)
-                paw, pal = _row3(wb, p, W_AW), _row3(wb, p, W_AL)
-            w, v = _motion_transform(E, r, pw, pv)
-            aw, al = _motion_transform(E, r, paw, pal)
-            if bi[i, BI_JTYPE] <= ONE_DOF:
-                w, v, aw, al = _add_one_dof_motion(body, i, w, v, aw, al, vf[vi], af[vi])
-            else:
-                vjw, vjl = _subspace_product(layout.subspace, vi, nj, vf)
-                ajw, ajl = _subspace_product(layout.subspace, vi, nj, af)
-                if bi[i, BI_JTYPE] == JT_PLANAR:
-                    # cJ = -(axis theta_dot) x vJ_linear (apparent derivative of S in C)
-                    ajl = _sub(ajl, _scale(vf[vi + 2], _cross(_row3(body, i, B_AXIS), vjl)))
-                w, v = _add(w, vjw), _add(v, vjl)
-                cw, cl = _motion_cross(w, v, vjw, vjl)
-                aw, al = _add(_add(aw, ajw), cw), _add(_add(al, ajl), cl)
-            _put3(wb, i, W_W, w)
-            _put3(wb, i, W_V, v)
-            _put3(wb, i, W_AW, aw)
-            _put3(wb, i, W_AL, al)
+            w, v, aw, al = _parent_motion(layout, i, E, r)
+            w, v, aw, al = _add_joint_motion(layout, i, nj, w, v, aw, al)
+            _store_motion(layout, i, w, v, aw, al)
             # f = I a + v x* I v - f_ext (Eq. 5.9)
             n, f = _inertia_product(inertia, i, aw, al)
             mw, mv = _inertia_product(inertia, i, w, v)
@@ -1473,7 +1455,9 @@ if AVAILABLE:
         nb = layout.header[H_NB]
         for i in range(nb):
             E, r, nj = _joint_transform(layout, i)
-            _body_motion(layout, i, E, r, nj)
+            w, v, aw, al = _parent_motion(layout, i, E, r)
+            w, v, aw, al = _add_joint_motion(layout, i, nj, w, v, aw, al)
+            _store_motion(layout, i, w, v, aw, al)
             _world_pose(layout, eom, i, E, r, bi[i, BI_JTYPE], nj)
         _zero(out)
         src, mult, parent, wb, forces = (layout.v_src, layout.v_mult, eom.column_parent,
