@@ -32,6 +32,8 @@ from ..drive import COULOMB_VELOCITY
 CSV_NAME = 'identification.csv'
 PNG_NAME = 'identification.png'
 HOLDOUT = 0.2  # share of the data held out for validation without --validate
+#: A joint that moved steadily in fewer states than this share is fitted at every speed.
+MIN_STEADY_SHARE = 0.01
 
 _HELP = """Identify the inertial parameters of the links and the drive (viscous and Coulomb
 friction, armature where the data tell it from the links, an effort offset per joint) from
@@ -275,10 +277,10 @@ def run(args, out=None):
                         armature=not args.no_armature)
     stack = idf.Stack(layout)
     progress = _StackProgress(sum(len(r) for r in fit))
+    keep, every_speed = fitted_rows(model, fit, min_speed, args.window)
     with idf.blas_threads(1):
-        for r in fit:
-            stack.add(r.q, r.qd, r.qdd, r.effort, progress=progress.chunk,
-                      keep=steady(model, r, min_speed, args.window))
+        for r, k in zip(fit, keep):
+            stack.add(r.q, r.qd, r.qdd, r.effort, progress=progress.chunk, keep=k)
             progress.done += len(r)
     progress.finish()
     # the regressor's own time, and the rest of stacking (folding into the factors)
@@ -314,7 +316,7 @@ def run(args, out=None):
         PNG_NAME: lambda path: _plot(path, model.joint_names, rows, args.plot_points)})
     timing['writing'] = time.perf_counter() - t0
     out.write(summary(model, result, stack, rows, held, len(bags), timing, min_speed,
-                      args.window))
+                      args.window, every_speed))
     out.write('wrote %s\n' % ', '.join(written))
     return 0, timing
 
@@ -426,6 +428,23 @@ def steady(model, recording, min_speed, window):
     return moving(model, recording.qd, min_speed, span)
 
 
+def fitted_rows(model, recordings, min_speed, window):
+    """
+    Return the rows to fit of each recording (:func:`steady`), and the joints fitted whole.
+
+    A joint that moved steadily in under :data:`MIN_STEADY_SHARE` of the states keeps all
+    its rows: left out, nothing would determine its own parameters (a gripper's finger that
+    the motion moves by millimetres per second).
+    """
+    keep = [steady(model, r, min_speed, window) for r in recordings]
+    total = sum(len(r) for r in recordings)
+    counts = sum((k.sum(axis=0) for k in keep), np.zeros(model.nv))
+    whole = [j for j in range(model.nv) if counts[j] < MIN_STEADY_SHARE * total]
+    for k in keep:
+        k[:, whole] = True
+    return keep, whole
+
+
 def moving_errors(model, rows, min_speed, window):
     """
     RMS errors on the moving states: ``(share, description, identified)``.
@@ -449,7 +468,7 @@ def moving_errors(model, rows, min_speed, window):
 
 
 def summary(model, result, stack, rows, held, bags, timing, min_speed=0.0,
-            window=DEFAULT_WINDOW):
+            window=DEFAULT_WINDOW, every_speed=()):
     """Return the printed summary of an identification."""
     layout = result.layout
     lines = []
@@ -483,6 +502,10 @@ def summary(model, result, stack, rows, held, bags, timing, min_speed=0.0,
         lines.append('left out of the fit: %.0f %% of the joint samples, slower than %g rad/s '
                      'within half a differentiation window (a joint at rest sticks: its '
                      'friction is anywhere within +-coulomb)' % (100 * (1 - fitted), min_speed))
+        if every_speed:
+            lines.append('fitted at every speed (moved steadily in under %g %% of the states): '
+                         '%s' % (100 * MIN_STEADY_SHARE,
+                                 ', '.join(model.joint_names[j] for j in every_speed)))
     d = result.drive
     lines.append('drive: viscous %s; coulomb %s; armature %s' % tuple(
         '[%s]' % ', '.join('%.4g' % v for v in d[k]) for k in ('viscous', 'coulomb',

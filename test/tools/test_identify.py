@@ -276,6 +276,26 @@ def test_single_joint_motion_exits_3_naming_the_joints(bags, tmp_path, capsys):
     assert os.listdir(tmp_path) == []
 
 
+def test_a_joint_that_never_moves_steadily_is_fitted_at_every_speed(arm, tmp_path, capsys):
+    """A finger moving by millimetres per second: its rows stay, or nothing would fit it."""
+    text, nominal, _, true, limits = arm
+    finger = nominal.joint_types.index('prismatic')
+    rng = np.random.default_rng(3)
+    viscous, coulomb = rng.uniform(0.2, 2.0, nominal.nv), rng.uniform(0.2, 2.0, nominal.nv)
+    motion = Motion(nominal, limits, seed=3)
+    motion.amp[finger] *= 0.3
+    t = np.arange(0.0, 40.0, 0.004)
+    q, qd, qdd = motion(t)
+    assert np.abs(qd[:, finger]).max() < 0.1 * identify_cli.DEFAULT_MIN_SPEED
+    bag = write_joint_states(tmp_path / 'bag', nominal.joint_names, t, q, qd,
+                             efforts(true, q, qd, qdd, viscous, coulomb))
+    code = identify_cli.main([demo_urdf_path(), bag, '--out', str(tmp_path / 'out')])
+    stdout, stderr = capsys.readouterr()
+    assert code == 0, stderr
+    assert 'fitted at every speed (moved steadily in under 1 % of the states): ' \
+        'left_finger_joint' in stdout
+
+
 @pytest.fixture(scope='module')
 def bad_bags(tmp_path_factory, arm):
     root = tmp_path_factory.mktemp('bad')
