@@ -83,7 +83,7 @@ def stall_rows(node):
         added = entry['added_ms']
         worst = max(added, key=added.get)
         rows.append(('no event adds more than 10 ms to the largest output gap, %s cache'
-                     % kind, 'worst %s: +%.1f ms (quiet %.1f ms; median of %d runs)'
+                     % kind, 'worst %s: %+.1f ms (quiet %.1f ms; median of %d runs)'
                      % (worst, added[worst], entry['median_ms']['quiet'], len(entry['runs'])),
                      added[worst] <= 10.0))
     return rows

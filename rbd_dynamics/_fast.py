@@ -942,8 +942,8 @@ if AVAILABLE:
     # on its own: numba older than 0.57 inlines a function by copying its IR one statement at
     # a time, each copy with the function's whole scope, so its cost grows with the square of
     # the function's size (inlined calls included). The forward pass inlined as one function
-    # (some 1,250 statements) cost numba 0.55 about 45 s of rnea1's compilation; in small
-    # pieces, a few seconds. Compiled, both forms are the same code.
+    # (some 1,250 statements) took more than half of rnea1's compilation on numba 0.55; in
+    # small pieces, a small part. Compiled, both forms are the same code.
 
     @_kernel()
     def _rnea_state(layout, q, qd, qdd, fext, tau):
@@ -1542,7 +1542,7 @@ if AVAILABLE:
             k = parent[k]
 
     # The single-state entry points inline these two: a call passes both layouts' array
-    # views, which cost the 7-DoF arm's Jacobian about a sixth of its time. The batch kernel
+    # views, about a tenth of the 7-DoF arm's compiled Jacobian call. The batch kernel
     # calls them (numba's analysis of the parallel loop refuses them inlined there).
     _mass_state_inline = _kernel(inline='always')(_mass_state.py_func)
     _jacobian_state_inline = _kernel(inline='always')(_jacobian_state.py_func)

@@ -22,6 +22,8 @@ import sys
 
 #: Exit code of a command for input it cannot use.
 EXIT_INPUT = 1
+#: Exit code of ``identify`` when the motion does not determine the base parameters.
+EXIT_NOT_EXCITED = 3
 
 
 class AnalysisError(ValueError):

@@ -38,7 +38,7 @@ that own link, so the written URDF has a consistent inertia on every link.
 
 import numpy as np
 
-from . import AnalysisError
+from . import AnalysisError, EXIT_NOT_EXCITED
 from ..drive import COULOMB_VELOCITY
 from ..eom import regressor
 
@@ -47,7 +47,8 @@ DRIVE_TERMS = ('viscous', 'coulomb', 'armature', 'offset')
 DEFAULT_MAX_CONDITION = 1e5
 DEFAULT_CHUNK = 4096  # states per regressor call
 #: Slowest speed of a joint whose rows are fitted [rad/s; a tenth of it in m/s for prismatic
-#: joints]: five times the smooth sign's width, where it is within 1e-4 of the sign.
+#: joints]: five times the default width of the smooth sign, where it is within 1e-4 of the
+#: sign.
 DEFAULT_MIN_SPEED = 0.05
 _STRUCTURAL_STATES = 64  # random states per column of the structural regressor (at least)
 # A column whose torques, at the parameter's physical size, are below this share of the largest
@@ -74,7 +75,7 @@ class NotExcitedError(AnalysisError):
 
     """
 
-    exit_code = 3
+    exit_code = EXIT_NOT_EXCITED
 
     def __init__(self, message, joints=(), condition=np.inf):
         super().__init__(message)
@@ -564,6 +565,9 @@ class Stack:
         arrays = [np.asarray(a, dtype=float) for a in (q, qd, qdd, effort)]
         keep = np.ones(arrays[0].shape, dtype=bool) if keep is None else \
             np.asarray(keep, dtype=bool)
+        if keep.shape != arrays[0].shape:
+            raise ValueError('keep has shape %s; the states have %s'
+                             % (keep.shape, arrays[0].shape))
         finite = np.ones(len(arrays[0]), dtype=bool)
         for a in arrays:
             finite &= np.isfinite(a).all(axis=1)
@@ -619,7 +623,7 @@ class Stack:
         return out
 
     def residual_square(self, x):
-        """Per joint, the sum of squared ``effort - A x`` over every state added."""
+        """Per joint, the sum of squared ``effort - A x`` over its rows folded in."""
         out = np.zeros(self.layout.model.nv)
         for j in range(len(self.factors)):
             rows = self.joint_rows(j)
@@ -635,24 +639,37 @@ class Stack:
         return out
 
 
+def unit_scale(model):
+    """
+    Per joint, 1 for a revolute joint and 0.1 for a prismatic one: ``(nv,)``.
+
+    Thresholds in radians (rad/s) apply to prismatic joints as a tenth of them in metres
+    (m/s). For models with one coordinate per joint (the analysis refuses others).
+    """
+    if len(model.joint_types) != model.nv:
+        raise AnalysisError('joint states carry one coordinate per joint; the model has '
+                            '%d joints and %d velocities' % (len(model.joint_types), model.nv))
+    return np.where(np.array(model.joint_types) == 'prismatic', 0.1, 1.0)
+
+
 def moving(model, qd, min_speed, span=0):
     """
     Return where each joint moves steadily: ``(n, nv)`` booleans.
 
     True where the joint's speed is ``min_speed`` or more at the state and at the ``span``
     states on either side (a derivative taken over a window that holds a stop or a slip is
-    not the motion's). ``qd`` ``(n, nv)`` in order; ``min_speed`` in rad/s, a tenth of it in
-    m/s for prismatic joints.
+    not the motion's); a non-finite speed counts as a stop. ``qd`` ``(n, nv)`` in order;
+    ``min_speed`` in rad/s (:func:`unit_scale` for prismatic joints).
     """
     qd = np.asarray(qd, dtype=float)
     if not min_speed > 0.0:
         return np.ones(qd.shape, dtype=bool)
     speed = np.abs(qd)
+    speed[~np.isfinite(speed)] = 0.0
     if span > 0 and len(speed):
         from scipy.ndimage import minimum_filter1d
         speed = minimum_filter1d(speed, 2 * int(span) + 1, axis=0, mode='nearest')
-    scale = np.where(np.array(model.joint_types) == 'prismatic', 0.1, 1.0)
-    return speed >= min_speed * scale
+    return speed >= min_speed * unit_scale(model)
 
 
 def barely_moved(stack, min_range=0.1, min_speed=0.05):
@@ -660,12 +677,11 @@ def barely_moved(stack, min_range=0.1, min_speed=0.05):
     Joints whose motion cannot excite much.
 
     Indices of the joints whose position range is under ``min_range`` or whose RMS speed is
-    under ``min_speed`` (rad, rad/s; a tenth of these for prismatic joints).
+    under ``min_speed`` (rad, rad/s; :func:`unit_scale` for prismatic joints).
     """
     model = stack.layout.model
     out = []
-    for j in range(model.nv):
-        scale = 0.1 if model.joint_types[j] == 'prismatic' else 1.0
+    for j, scale in enumerate(unit_scale(model)):
         span = stack.q_max[j] - stack.q_min[j]
         rms = np.sqrt(stack.qd_square[j] / max(stack.samples, 1))
         if not (span >= min_range * scale) or not (rms >= min_speed * scale):

@@ -81,11 +81,10 @@ def _parser():
     parser.add_argument('--coulomb-velocity', type=float, default=COULOMB_VELOCITY,
                         help='width of the smooth sign of Coulomb friction [rad/s] '
                              "(default: %(default)s, the node's)")
-    parser.add_argument('--min-speed', type=float, default=None,
+    parser.add_argument('--min-speed', type=float, default=DEFAULT_MIN_SPEED,
                         help="a joint's samples slower than this are left out of the fit and "
                              'of the moving-state error: a joint at rest sticks [rad/s; a '
-                             'tenth in m/s for prismatic joints] (default: %g)'
-                             % DEFAULT_MIN_SPEED)
+                             'tenth in m/s for prismatic joints] (default: %(default)s)')
     parser.add_argument('--no-offset', action='store_true',
                         help='do not estimate a constant effort offset per joint')
     parser.add_argument('--no-armature', action='store_true',
@@ -255,7 +254,7 @@ def run(args, out=None):
         raise AnalysisError('identify needs a robot description and at least one bag')
     if not args.window > 0 or not args.max_gap > 0 or not args.coulomb_velocity > 0:
         raise AnalysisError('--window, --max-gap and --coulomb-velocity must be positive')
-    min_speed = DEFAULT_MIN_SPEED if args.min_speed is None else args.min_speed
+    min_speed = args.min_speed
     if not (np.isfinite(min_speed) and min_speed >= 0):
         raise AnalysisError('--min-speed must be a finite number >= 0, got %r' % min_speed)
     robot, bags = tokens[0], tokens[1:]
@@ -289,7 +288,16 @@ def run(args, out=None):
     t0 = time.perf_counter()
     options = {} if args.max_condition is None else {'max_condition': args.max_condition}
     with idf.blas_threads(1):
-        result = idf.solve(stack, **options)
+        try:
+            result = idf.solve(stack, **options)
+        except idf.NotExcitedError as err:
+            left_out = 1 - stack.fitted.sum() / max(stack.samples * model.nv, 1)
+            if left_out > 0.05:
+                raise idf.NotExcitedError(
+                    '%s (--min-speed %g left %.0f %% of the joint samples out of the fit; a '
+                    'lower one keeps more)' % (err, min_speed, 100 * left_out), err.joints,
+                    err.condition) from None
+            raise
     text_out = identified_urdf(text, result.own_link_parameters())
     identified_model = Model.from_urdf(text_out, root_link=args.root_link or None,
                                        compiled=False)
@@ -495,13 +503,19 @@ def summary(model, result, stack, rows, held, bags, timing, min_speed=0.0,
                         100 * np.sqrt((after ** 2).sum()) / total))
     if min_speed > 0:
         share, before_moving, after_moving = moving_errors(model, rows, min_speed, window)
-        lines.append('  moving states only (%.0f %% of the joint samples, at %g rad/s or '
-                     'faster): description %.1f %%, identified %.2f %% of the RMS effort'
-                     % (100 * share, min_speed, 100 * before_moving, 100 * after_moving))
+        if share > 0:
+            lines.append('  moving states only (%.0f %% of the joint samples, at %g rad/s or '
+                         '%g m/s or faster): description %.1f %%, identified %.2f %% of the '
+                         'RMS effort' % (100 * share, min_speed, 0.1 * min_speed,
+                                         100 * before_moving, 100 * after_moving))
+        else:
+            lines.append('  moving states only: none (no joint of the validation data moved '
+                         'at %g rad/s or %g m/s)' % (min_speed, 0.1 * min_speed))
         fitted = stack.fitted.sum() / max(stack.samples * model.nv, 1)
         lines.append('left out of the fit: %.0f %% of the joint samples, slower than %g rad/s '
-                     'within half a differentiation window (a joint at rest sticks: its '
-                     'friction is anywhere within +-coulomb)' % (100 * (1 - fitted), min_speed))
+                     '(%g m/s) within half a differentiation window (a joint at rest sticks: '
+                     'its friction is anywhere within +-coulomb)'
+                     % (100 * (1 - fitted), min_speed, 0.1 * min_speed))
         if every_speed:
             lines.append('fitted at every speed (moved steadily in under %g %% of the states): '
                          '%s' % (100 * MIN_STEADY_SHARE,

@@ -18,12 +18,11 @@ master.
 
 MuJoCo solves friction loss as a soft constraint. With its default softness the friction of a
 light link acts partly as viscous damping and partly as a force that depends on the torques
-applied, not on the velocity alone: along an excitation of the demo arm, the arm's own
-parameters (rigid body, viscous, Coulomb) predicted its efforts to 7.6 % of their RMS. With
+applied, not on the velocity alone, so that no model of the drive predicts it. With
 ``hard_friction`` the constraint is made nearly rigid (reference time two physics steps,
 impedance 0.99 to 0.999): a moving joint then feels its Coulomb friction as ``coulomb *
-sign(qd)`` (the same prediction: 0.1 % on the moving states) and a joint at rest sticks until
-the torque on it exceeds the friction, as a geared drive does.
+sign(qd)`` and a joint at rest sticks until the torque on it exceeds the friction, as a geared
+drive does.
 
 A payload can be put in the hand while the simulation runs: ``payload_link`` adds a massless
 body welded to that link, and :func:`set_payload` gives it mass, centre of mass and inertia.

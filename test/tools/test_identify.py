@@ -126,6 +126,28 @@ def test_a_sticking_joints_rows_are_left_out(arm):
     assert np.abs(fitted.base - expected).max() > 1e-3 * scale
 
 
+def test_rows_left_out_stay_aligned_with_states_left_out():
+    """A state with a NaN is left out whole; ``keep`` of the other states still applies."""
+    model = rbd.Model.from_urdf_file(demo_urdf_path(), compiled=False)
+    layout = idf.Layout(model)
+    rng = np.random.default_rng(0)
+    q, qd, qdd = rng.uniform(-1, 1, (3, 50, model.nv))
+    tau = rng.normal(size=(50, model.nv))
+    q[3, 2] = np.nan
+    keep = np.ones(q.shape, dtype=bool)
+    keep[10:20, 1] = False
+    stack = idf.Stack(layout).add(q, qd, qdd, tau, keep=keep)
+    assert stack.samples == 49
+    assert stack.fitted[1] == 39 and stack.fitted[0] == 49
+    # the same as stacking the kept rows without the NaN state
+    rows = np.delete(np.arange(50), 3)
+    plain = idf.Stack(layout).add(q[rows], qd[rows], qdd[rows], tau[rows], keep=keep[rows])
+    for a, b in zip(stack.factors, plain.factors):
+        assert np.allclose(np.abs(a), np.abs(b))
+    with pytest.raises(ValueError, match='keep has shape'):
+        idf.Stack(layout).add(q, qd, qdd, tau, keep=keep[:, :3])
+
+
 def test_moving_needs_the_speed_through_the_span():
     model = rbd.Model.from_urdf_file(demo_urdf_path(), compiled=False)
     qd = np.full((20, model.nv), 1.0)
