@@ -1711,12 +1711,8 @@ def warm_up(packed, progress=None):
         a kernel refused the neutral state of ``packed``.
 
     """
-    def step(name):
-        if progress is not None:
-            progress(name, WARM_UP_STEPS.index(name), len(WARM_UP_STEPS))
-
-    vec = types.float64[::1]
-    any_vec = types.Array(types.float64, 1, 'A', readonly=True)  # q, qd, qdd: only read
+    step = _reporter(progress, WARM_UP_STEPS)
+    vec, any_vec = _vector_types()
     forces = types.float64[:, ::1]
     signatures = {
         'rnea1': (rnea1, (vec, any_vec, any_vec, any_vec, forces, vec)),
@@ -1724,21 +1720,8 @@ def warm_up(packed, progress=None):
         'body_force1': (body_force1, (vec, any_vec, any_vec, any_vec, forces, types.boolean,
                                       types.int64, vec)),
     }
-    for name, (dispatcher, signature) in signatures.items():
-        step(name)
-        if name not in ENTRY:
-            dispatcher.compile(signature)
-            dispatcher.disable_compile()
-            ENTRY[name] = _entry_point(dispatcher)
-    # Freshly compiled, the single-state kernels exist for vectors of any strides; the batch
-    # kernels call them with contiguous rows, which that version takes: compiling another
-    # one for them would only make the batch kernels' compilation longer. (Loaded from the
-    # disk cache they have no signature in this process, and the batch kernels come from the
-    # cache too; freezing them then would leave a batch kernel compiled later nothing to
-    # call: numba's TypingError.)
-    for kernel in (_rnea_state, _static_state):
-        if kernel.signatures:
-            kernel.disable_compile()
+    _compile_entries(signatures, step)
+    _freeze_compiled((_rnea_state, _static_state))
     packed.bind_entry_points()
     q = _neutral(packed)
     zero = np.zeros(packed.nv)
@@ -1790,12 +1773,8 @@ def warm_up_eom(packed, progress=None, steps=EOM_STEPS):
         a kernel refused the neutral state of ``packed``.
 
     """
-    def step(name):
-        if progress is not None:
-            progress(name, EOM_STEPS.index(name), len(EOM_STEPS))
-
-    vec = types.float64[::1]
-    any_vec = types.Array(types.float64, 1, 'A', readonly=True)  # q, qd, qdd: only read
+    step = _reporter(progress, EOM_STEPS)
+    vec, any_vec = _vector_types()
     matrix = types.float64[:, ::1]
     signatures = {
         'mass1': (mass1, (vec, any_vec, matrix)),
@@ -1804,18 +1783,9 @@ def warm_up_eom(packed, progress=None, steps=EOM_STEPS):
         'regressor1': (regressor1, (vec, any_vec, any_vec, any_vec, matrix)),
     }
     with _EOM_LOCK:
-        for name, (dispatcher, signature) in signatures.items():
-            if name not in steps:
-                continue
-            step(name)
-            if name not in ENTRY:
-                dispatcher.compile(signature)
-                dispatcher.disable_compile()
-                ENTRY[name] = _entry_point(dispatcher)
-        # (see warm_up)
-        for kernel in (_mass_state, _coriolis_state, _jacobian_state, _regressor_state):
-            if kernel.signatures:
-                kernel.disable_compile()
+        _compile_entries({name: entry for name, entry in signatures.items() if name in steps},
+                         step)
+        _freeze_compiled((_mass_state, _coriolis_state, _jacobian_state, _regressor_state))
         packed._bind_eom()  # only these: a process may compile them without the RNEA's
         q = _neutral(packed)
         zero = np.zeros(packed.nv)
@@ -1848,6 +1818,50 @@ def warm_up_eom(packed, progress=None, steps=EOM_STEPS):
                     raise RuntimeError('the compiled equations of motion gave non-finite '
                                        'results at a neutral state')
             _EOM_DONE.add(batch)
+
+
+def _reporter(progress, steps):
+    """Return ``step(name)``, which reports ``progress(name, done, total)`` of ``steps``."""
+    def step(name):
+        if progress is not None:
+            progress(name, steps.index(name), len(steps))
+    return step
+
+
+def _vector_types():
+    """Return the numba types of the entry points' vectors: the blob's, and ``q``'s."""
+    return (types.float64[::1],
+            types.Array(types.float64, 1, 'A', readonly=True))  # q, qd, qdd: only read
+
+
+def _compile_entries(signatures, step):
+    """
+    Compile each ``{name: (dispatcher, signature)}`` entry point once per process, frozen.
+
+    Frozen (no other signature compiles) and its compiled function kept in :data:`ENTRY`.
+    """
+    for name, (dispatcher, signature) in signatures.items():
+        step(name)
+        if name not in ENTRY:
+            dispatcher.compile(signature)
+            dispatcher.disable_compile()
+            ENTRY[name] = _entry_point(dispatcher)
+
+
+def _freeze_compiled(kernels):
+    """
+    Let the state ``kernels`` compile no other version, where this process compiled one.
+
+    Freshly compiled, the single-state kernels exist for vectors of any strides; the batch
+    kernels call them with contiguous rows, which that version takes: compiling another one
+    for them would only make the batch kernels' compilation longer. (Loaded from the disk
+    cache they have no signature in this process, and the batch kernels come from the cache
+    too; freezing them then would leave a batch kernel compiled later nothing to call:
+    numba's TypingError.)
+    """
+    for kernel in kernels:
+        if kernel.signatures:
+            kernel.disable_compile()
 
 
 class _CompileFirst:
