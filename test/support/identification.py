@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import rbd_dynamics as rbd
 from rbd_dynamics.drive import drive_torques
+from rbd_dynamics.sim.true_arm import changed_description
 
 T0_NS = 1700000000 * 10 ** 9
 TOPIC = '/joint_states'
@@ -77,25 +78,15 @@ def perturbed_description(urdf_text, seed=0, mass=0.3, com=0.02, links=None):
     centre of mass moved by at most ``com`` [m]; ``links`` limits the change to those links.
     """
     rng = np.random.default_rng(seed)
-    root = ET.fromstring(urdf_text)
-    for link in root.iter('link'):
-        inertial = link.find('inertial')
-        if inertial is None or (links is not None and link.get('name') not in links):
+    names, factors, shifts = [], [], []
+    for link in ET.fromstring(urdf_text).iter('link'):
+        if link.find('inertial') is None or (links is not None and link.get('name') not in links):
             continue
-        factor = 1.0 + rng.choice([-1.0, 1.0]) * rng.uniform(0.5 * mass, mass)
-        element = inertial.find('mass')
-        element.set('value', '%.17g' % (float(element.get('value')) * factor))
-        tensor = inertial.find('inertia')
-        for key in ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz'):
-            tensor.set(key, '%.17g' % (float(tensor.get(key, '0')) * factor))
-        origin = inertial.find('origin')
-        if origin is None:
-            origin = ET.SubElement(inertial, 'origin', {'xyz': '0 0 0', 'rpy': '0 0 0'})
-        xyz = np.array([float(v) for v in origin.get('xyz', '0 0 0').split()])
+        names.append(link.get('name'))
+        factors.append(1.0 + rng.choice([-1.0, 1.0]) * rng.uniform(0.5 * mass, mass))
         step = rng.normal(size=3)
-        xyz = xyz + step / np.linalg.norm(step) * rng.uniform(0.5 * com, com)
-        origin.set('xyz', ' '.join('%.17g' % v for v in xyz))
-    return ET.tostring(root, encoding='unicode')
+        shifts.append(step / np.linalg.norm(step) * rng.uniform(0.5 * com, com))
+    return changed_description(urdf_text, names, factors, np.ravel(shifts))
 
 
 def efforts(model, q, qd, qdd, viscous=0.0, coulomb=0.0, armature=0.0,
