@@ -112,7 +112,7 @@ def track(args, label, node_urdf, drive, sim_params, urdf, log):
     """Run computed torque on the swings with one description and drive: ``(t, error)``."""
     import rclpy
     from rbd_dynamics.ros import processes
-    from rbd_dynamics.ros.demo import spin_until_stamp, stamp
+    from rbd_dynamics.ros.demo import run_until_stamp, stamp
     from rbd_dynamics.ros.demo_setup import (AMPLITUDE, JOINTS, node_parameters, Q0,
                                              sim_parameters, swing, swing_parameters)
     from rclpy.executors import SingleThreadedExecutor
@@ -139,14 +139,7 @@ def track(args, label, node_urdf, drive, sim_params, urdf, log):
              processes.RosProcess(processes.command(*processes.NODE), node, ns,
                                   ros_args=[a for r in remaps for a in ('-r', r)], stdout=log)]
 
-    try:
-        spin_until_stamp(executor, states, args.seconds, procs, 120.0 + 20 * args.seconds)
-    finally:
-        for proc in procs:
-            proc.stop()
-        executor.remove_node(peer)
-        peer.destroy_node()
-        rclpy.try_shutdown()
+    run_until_stamp(executor, peer, states, args.seconds, procs, 120.0 + 20 * args.seconds)
     if not states or stamp(states[-1]) < args.seconds:
         sys.exit('identify_demo: the %s loop stopped early; see %s/processes.log'
                  % (label, args.out))

@@ -73,21 +73,30 @@ def stamp(msg):
     return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
 
 
-def spin_until_stamp(executor, states, seconds, procs, timeout):
+def run_until_stamp(executor, peer, states, seconds, procs, timeout):
     """
-    Spin ``executor`` until the last of ``states`` is stamped ``seconds`` or later.
+    Spin ``executor`` until the last of ``states`` is stamped ``seconds`` or later; then stop.
 
-    Or until one of ``procs`` ended, or ``timeout`` [s] of wall time passed; returns the wall
-    time spent [s].
+    Or until one of ``procs`` ended, or ``timeout`` [s] of wall time passed. Then, whatever
+    happened, the processes are stopped, ``peer`` is removed and destroyed and rclpy shut
+    down. Returns the wall time spent spinning [s].
     """
+    import rclpy
     start = time.monotonic()
-    while time.monotonic() - start < timeout:
-        executor.spin_once(timeout_sec=0.05)
-        if states and stamp(states[-1]) >= seconds:
-            break
-        if not all(p.alive() for p in procs):
-            break
-    return time.monotonic() - start
+    try:
+        while time.monotonic() - start < timeout:
+            executor.spin_once(timeout_sec=0.05)
+            if states and stamp(states[-1]) >= seconds:
+                break
+            if not all(p.alive() for p in procs):
+                break
+        return time.monotonic() - start
+    finally:
+        for proc in procs:
+            proc.stop()
+        executor.remove_node(peer)
+        peer.destroy_node()
+        rclpy.try_shutdown()
 
 
 def main():
@@ -142,13 +151,9 @@ def main():
     ]
 
     try:
-        wall = spin_until_stamp(executor, states, args.seconds, procs, 60.0 + 10 * args.seconds)
+        wall = run_until_stamp(executor, peer, states, args.seconds, procs,
+                               60.0 + 10 * args.seconds)
     finally:
-        for proc in procs:
-            proc.stop()
-        executor.remove_node(peer)
-        peer.destroy_node()
-        rclpy.try_shutdown()
         log.close()
     if not states or stamp(states[-1]) < args.seconds:
         sys.exit('demo: the loop stopped early; see %s' % os.path.join(args.out, 'processes.log'))
