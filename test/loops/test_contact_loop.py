@@ -27,14 +27,9 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 from support.ros import spin_until  # noqa: E402
-from support.sim import efforts, JOINTS, Q0  # noqa: E402
+from support.sim import ARMATURE, COULOMB, efforts, JOINTS, Q0, SIM_DRIVE, \
+    VISCOUS  # noqa: E402
 
-# the drive of the real-robot loop test: friction and armature on every joint
-VISCOUS = [2.0, 2.0, 1.5, 1.5, 0.5, 0.3, 0.1, 2.0]
-COULOMB = [1.0, 1.0, 0.5, 0.5, 0.2, 0.1, 0.02, 0.2]
-ARMATURE = [0.3, 0.3, 0.2, 0.2, 0.05, 0.03, 0.01, 0.05]
-SIM_DRIVE = {'drive.enabled': True, 'drive.viscous': VISCOUS, 'drive.coulomb': COULOMB,
-             'drive.armature': ARMATURE}
 AMPLITUDE = [0.2, 0.15, 0.2, 0.15, 0.2, 0.2, 0.2, 0.0]
 SWINGS = {'center': Q0.tolist(), 'amplitude': AMPLITUDE, 'frequency': 0.5}
 # The observer's gain and thresholds [N m, N for the finger], chosen as docs/contact.md says:

@@ -20,13 +20,8 @@ import rbd_dynamics as rbd  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 from support.ros import spin_until  # noqa: E402
-from support.sim import JOINTS, Q0  # noqa: E402
-# per joint, heavier drives on the heavier joints (joints 1..7, then the finger)
-VISCOUS = [2.0, 2.0, 1.5, 1.5, 0.5, 0.3, 0.1, 2.0]
-COULOMB = [1.0, 1.0, 0.5, 0.5, 0.2, 0.1, 0.02, 0.2]
-ARMATURE = [0.3, 0.3, 0.2, 0.2, 0.05, 0.03, 0.01, 0.05]
-SIM_DRIVE = {'drive.enabled': True, 'drive.viscous': VISCOUS, 'drive.coulomb': COULOMB,
-             'drive.armature': ARMATURE}
+from support.sim import ARMATURE, COULOMB, JOINTS, Q0, SIM_DRIVE, VISCOUS  # noqa: E402
+
 PD = {'command_output': 'feedforward', 'kp': [400.0] * 8, 'kd': [40.0] * 8}
 HOLD = {'center': Q0.tolist(), 'amplitude': [0.0] * 8, 'frequency': 0.5}
 

@@ -27,6 +27,14 @@ SIM = processes.command(*processes.SIM)
 TRAJECTORY = processes.command(*processes.TRAJECTORY)
 #: The start pose of every simulated run, in ``JOINTS`` order (the demo's).
 Q0 = np.array(demo_setup.Q0)
+#: A drive on every joint of the simulated arm, heavier on the heavier joints (joints 1..7,
+#: then the finger): viscous [N m s/rad], Coulomb [N m], armature [kg m^2]; SIM_DRIVE are the
+#: simulated driver's parameters for it.
+VISCOUS = [2.0, 2.0, 1.5, 1.5, 0.5, 0.3, 0.1, 2.0]
+COULOMB = [1.0, 1.0, 0.5, 0.5, 0.2, 0.1, 0.02, 0.2]
+ARMATURE = [0.3, 0.3, 0.2, 0.2, 0.05, 0.03, 0.01, 0.05]
+SIM_DRIVE = {'drive.enabled': True, 'drive.viscous': VISCOUS, 'drive.coulomb': COULOMB,
+             'drive.armature': ARMATURE}
 
 
 def stamp(msg):
