@@ -19,7 +19,7 @@ import rbd_dynamics as rbd  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
-from support.ros import NodeProcess, Peer, wait_ready  # noqa: E402
+from support.ros import ready_node  # noqa: E402
 
 GAIN = 40.0
 PUSH = 5.0  # N m on joint2
@@ -33,14 +33,8 @@ def node(urdf, model):
     params = {'robot_description': urdf, 'contact.observer': True, 'contact.gain': GAIN,
               'contact.threshold': [THRESHOLD] * model.nv,
               'contact.wrench_link': 'tool_center_point'}
-    process = NodeProcess(params, namespace='/contact_node')
-    peer = Peer('/contact_node')
-    try:
-        assert wait_ready(peer, model), process.log()
-        yield process, peer
-    finally:
-        peer.close()
-        assert process.stop() == 0, process.log()
+    with ready_node(params, '/contact_node', model) as started:
+        yield started
 
 
 def test_residual_stamps_and_contact(node, model):

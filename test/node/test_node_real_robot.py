@@ -16,7 +16,8 @@ import rbd_dynamics as rbd  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from support import TOL  # noqa: E402
-from support.ros import ATTEMPT, exchange, in_order, NodeProcess, Peer, wait_ready  # noqa: E402
+from support.ros import ATTEMPT, exchange, in_order, NodeProcess, Peer, ready_node, \
+    wait_ready  # noqa: E402
 
 PAYLOAD = {'mass': 1.5, 'com': (0.01, 0.0, 0.06),
            'inertia': (0.004, 0.0, 0.001, 0.005, 0.0, 0.003)}
@@ -30,14 +31,8 @@ def node(urdf, model, request):
     params.update(marker.args[0] if marker else {})
     namespace = '/' + request.node.name.replace('[', '_').replace(']', '').replace('-', '_')
     topics = [params[k] for k in params if k.startswith('wrench.') and k.endswith('.topic')]
-    process = NodeProcess(params, namespace=namespace)
-    peer = Peer(namespace, sensor_topics=topics)
-    try:
-        assert wait_ready(peer, model), process.log()
-        yield process, peer
-    finally:
-        peer.close()
-        assert process.stop() == 0, process.log()
+    with ready_node(params, namespace, model, sensor_topics=topics) as started:
+        yield started
 
 
 def counted(peer, key, at_least=1, timeout=60.0):

@@ -7,6 +7,7 @@ side of the graph: publishers for every input, subscriptions that record every o
 node's parameter service.
 """
 
+import contextlib
 import os
 import tempfile
 import time
@@ -316,6 +317,23 @@ def wait_ready(peer, model, timeout=120.0):
     return peer.wait_for(
         lambda: exchange(peer, model.joint_names, zero, zero, timeout=ATTEMPT) is not None,
         timeout)
+
+
+@contextlib.contextmanager
+def ready_node(params, namespace, model, sensor_topics=()):
+    """
+    Start the node and a peer in ``namespace``; yield ``(process, peer)`` once it answers.
+
+    Afterwards the peer is closed and the node stopped, which must exit cleanly.
+    """
+    process = NodeProcess(params, namespace=namespace)
+    peer = Peer(namespace, sensor_topics=sensor_topics)
+    try:
+        assert wait_ready(peer, model), process.log()
+        yield process, peer
+    finally:
+        peer.close()
+        assert process.stop() == 0, process.log()
 
 
 def in_order(model, joints, tau):
