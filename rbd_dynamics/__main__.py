@@ -40,10 +40,10 @@ def main(argv=None):
         from .analysis.cli import main as analysis_main
         return analysis_main(argv)
     if argv and argv[0] == 'excite':
-        from .analysis.excite_cli import main as excite_main
+        from .identification.excite_cli import main as excite_main
         return excite_main(argv[1:])
     if argv and argv[0] == 'identify':
-        from .analysis.identify_cli import main as identify_main
+        from .identification.identify_cli import main as identify_main
         return identify_main(argv[1:])
     if argv and argv[0] == 'precompile':
         from .precompile import main as precompile_main

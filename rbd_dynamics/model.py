@@ -589,14 +589,8 @@ class Model:
         ``(10 * nb,)`` parameters, body after body (a new array).
 
         """
-        inertia = self.runtime.inertia  # [[Ibar, [h]x], [[h]x^T, m 1]] (Eq. 2.63)
-        out = np.empty((self.nb, 10))
-        out[:, 0] = inertia[:, 3, 3]
-        out[:, 1] = inertia[:, 2, 4]
-        out[:, 2] = inertia[:, 0, 5]
-        out[:, 3] = inertia[:, 1, 3]
-        out[:, 4:] = inertia[:, (0, 0, 0, 1, 1, 2), (0, 1, 2, 1, 2, 2)]
-        return out.reshape(-1)
+        from .identification.inertia import parameters_from_spatial
+        return parameters_from_spatial(self.runtime.inertia).reshape(-1)
 
     def check_link(self, link):
         """Raise :class:`UnknownLinkError` (a ``KeyError`` and ``ValueError``) for a non-link."""

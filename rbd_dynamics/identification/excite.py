@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from . import AnalysisError
+from ..analysis import AnalysisError
 from ..drive import COULOMB_VELOCITY, drive_torques
 from ..dynamics import rnea
 from ..eom import regressor
@@ -470,7 +470,7 @@ def design(model, urdf_text, duration=DEFAULT_DURATION, start=None, harmonics=DE
 
     """
     began = time.monotonic()
-    from .identify import blas_threads
+    from .blas import blas_threads
     # the optimiser's linear algebra is small (a 70 x 70 eigenproblem, a QP of 64 unknowns):
     # on a loaded 2-core machine OpenBLAS threads made every step fifty times slower
     with blas_threads(1):

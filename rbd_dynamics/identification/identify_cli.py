@@ -21,12 +21,12 @@ import time
 
 import numpy as np
 
-from . import AnalysisError, exit_code, require
-from .cli import add_recording_options
-from .differentiate import DEFAULT_WINDOW
-from .identify import DEFAULT_MIN_SPEED
-from .merge import DEFAULT_MAX_GAP
-from .report import DEFAULT_PLOT_POINTS
+from .stack import DEFAULT_MIN_SPEED
+from ..analysis import AnalysisError, exit_code, require
+from ..analysis.cli import add_recording_options
+from ..analysis.differentiate import DEFAULT_WINDOW
+from ..analysis.merge import DEFAULT_MAX_GAP
+from ..analysis.report import DEFAULT_PLOT_POINTS
 from ..drive import COULOMB_VELOCITY
 
 CSV_NAME = 'identification.csv'
@@ -136,9 +136,9 @@ def read_recording(path, topic, model, window=DEFAULT_WINDOW, max_gap=DEFAULT_MA
         of the model missing, no efforts.
 
     """
-    from .bag import ProgressPrinter, read_joint_states
-    from .merge import merge_joint_states
-    from .pipeline import state_derivatives
+    from ..analysis.bag import ProgressPrinter, read_joint_states
+    from ..analysis.merge import merge_joint_states
+    from ..analysis.pipeline import state_derivatives
     t0 = time.perf_counter()
     states = read_joint_states(path, topic, ProgressPrinter(sys.stderr, 'reading'))
     if not states.messages:
@@ -239,7 +239,7 @@ def run(args, out=None):
     """Run the command for parsed arguments; returns ``(exit code, timing)``."""
     out = sys.stdout if out is None else out
     require('identify', 'scipy', 'matplotlib')
-    from . import identify as idf
+    from .. import identification as idf
     from .writeback import DRIVE_NAME, drive_yaml, identified_urdf, URDF_NAME
     from ..model import Model
     from ..parsers.files import split_xacro_args
@@ -259,7 +259,7 @@ def run(args, out=None):
         raise AnalysisError('--min-speed must be a finite number >= 0, got %r' % min_speed)
     robot, bags = tokens[0], tokens[1:]
     text, model = load_description(robot, xacro_args, args.root_link)
-    from .pipeline import check_model
+    from ..analysis.pipeline import check_model
     check_model(model)
     recordings = [read_recording(b, args.topic, model, args.window, args.max_gap, timing)
                   for b in bags]
@@ -430,7 +430,7 @@ def steady(model, recording, min_speed, window):
 
     At ``min_speed`` or faster through half the differentiation ``window`` on either side.
     """
-    from .identify import moving
+    from .stack import moving
     dt = np.median(np.diff(recording.time)) if len(recording) > 1 else 0.0
     span = int(round(0.5 * window / dt)) if dt > 0 else 0
     return moving(model, recording.qd, min_speed, span)

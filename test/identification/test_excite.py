@@ -111,7 +111,7 @@ def test_excitation_within_every_limit_at_rest_at_both_ends(tight_arm, designed)
     assert (np.abs(tau) / effort).max() > 0.5
     # every arm joint moves, and the printed condition number is that of the motion written
     assert np.ptp(q[:, arm], axis=0).min() > 0.1
-    from rbd_dynamics.analysis import excite
+    from rbd_dynamics.identification import excite
     columns = excite.base_columns(model, excite.excitation_limits(
         model, open(tight_arm).read(), start, MARGIN, ACCELERATION), start)
     W = excite.stacked_regressor(model, q, qd, qdd)[..., columns]

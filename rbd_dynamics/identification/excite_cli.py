@@ -13,8 +13,8 @@ import sys
 
 import numpy as np
 
-from . import AnalysisError, exit_code, require
 from . import excite
+from ..analysis import AnalysisError, exit_code, require
 
 FILE_NAME = 'excitation.yaml'
 
@@ -74,8 +74,8 @@ def _check(args, model):
 
 def _run(args):
     require('excite', 'scipy')
-    from .cli import _assignments, load_model
-    from .pipeline import check_model
+    from ..analysis.cli import _assignments, load_model
+    from ..analysis.pipeline import check_model
     from ..parsers.files import read_description_file
     xacro_args = _assignments(args.xacro_args, ':=', 'xacro argument')
     model = load_model(args.robot, xacro_args, args.root_link)

@@ -20,10 +20,8 @@ mass in the link's axes.
 import json
 import xml.etree.ElementTree as ET
 
-import numpy as np
-
-from . import AnalysisError
-from .identify import rotational_inertia
+from .inertia import link_inertial
+from ..analysis import AnalysisError
 
 URDF_NAME = 'identified.urdf'
 DRIVE_NAME = 'drive.yaml'
@@ -32,24 +30,6 @@ NODE_NAME = 'rbd_dynamics'
 
 def _number(value):
     return '%.17g' % float(value)
-
-
-def link_inertial(theta):
-    """
-    Mass, centre of mass and inertia about it of parameters ``(10,)`` about a link's origin.
-
-    Returns
-    -------
-    ``(mass, com (3,), inertia (3, 3))``; a body without mass has its com at the origin.
-
-    """
-    theta = np.asarray(theta, dtype=float)
-    mass = float(theta[0])
-    com = theta[1:4] / mass if mass > 0 else np.zeros(3)
-    inertia = rotational_inertia(theta)
-    # parallel axes: I_origin = I_com + m (|c|^2 1 - c c^T)
-    inertia = inertia - mass * (com @ com * np.eye(3) - np.outer(com, com))
-    return mass, com, inertia
 
 
 def _inertial_element(mass, com, inertia, tail=None):

@@ -1,5 +1,5 @@
 """
-Identification: ``python -m rbd_dynamics identify`` and its core (:mod:`.analysis.identify`).
+Identification: ``python -m rbd_dynamics identify`` and :mod:`rbd_dynamics.identification`.
 
 The data are synthetic: efforts of a "true" robot (the demo arm with every link's mass,
 centre of mass and inertia changed, and a drive the description does not have) along sums of
@@ -13,8 +13,8 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 import rbd_dynamics as rbd
-from rbd_dynamics.analysis import identify as idf
-from rbd_dynamics.analysis import identify_cli
+from rbd_dynamics import identification as idf
+from rbd_dynamics.identification import identify_cli
 from rbd_dynamics.resources import demo_urdf_path
 
 pytest.importorskip('scipy')
@@ -381,7 +381,7 @@ def test_without_the_analysis_extra_exits_1_before_reading(bags, module, tmp_pat
 
 
 def test_drive_yaml_is_a_node_parameters_file(tmp_path):
-    from rbd_dynamics.analysis.writeback import drive_yaml
+    from rbd_dynamics.identification.writeback import drive_yaml
     parameter = pytest.importorskip('rclpy.parameter')
     path = tmp_path / 'drive.yaml'
     # joint names YAML would read as a bool, a number or a mapping stay strings

@@ -1,0 +1,154 @@
+"""
+Inertial parameters of a rigid body: the 10-vector, the pseudo-inertia and the URDF values.
+
+A body's ten parameters ``[m, m cx, m cy, m cz, ixx, ixy, ixz, iyy, iyz, izz]`` (mass, first
+moment and rotational inertia about its frame's origin, in its axes) are the columns of
+:func:`rbd_dynamics.regressor`; :meth:`rbd_dynamics.Model.inertial_parameters` reads them with
+:func:`parameters_from_spatial`. The 4x4 pseudo-inertia is positive semi-definite exactly when
+the parameters are those of a physical body; :func:`link_inertial` gives the mass, centre of
+mass and inertia about it that a URDF ``<inertial>`` holds. NumPy only.
+"""
+
+import numpy as np
+
+
+def parameters_from_spatial(inertia):
+    """Ten parameters ``(..., 10)`` of spatial inertias ``(..., 6, 6)`` (Featherstone layout)."""
+    inertia = np.asarray(inertia, dtype=float)
+    out = np.empty(inertia.shape[:-2] + (10,))
+    out[..., 0] = inertia[..., 3, 3]
+    out[..., 1] = inertia[..., 2, 4]
+    out[..., 2] = inertia[..., 0, 5]
+    out[..., 3] = inertia[..., 1, 3]
+    out[..., 4:] = inertia[..., (0, 0, 0, 1, 1, 2), (0, 1, 2, 1, 2, 2)]
+    return out
+
+
+def rotational_inertia(theta):
+    """``(..., 3, 3)`` rotational inertia about the frame origin of parameters ``(..., 10)``."""
+    theta = np.asarray(theta, dtype=float)
+    ixx, ixy, ixz, iyy, iyz, izz = (theta[..., k] for k in range(4, 10))
+    return np.stack([np.stack([ixx, ixy, ixz], -1), np.stack([ixy, iyy, iyz], -1),
+                     np.stack([ixz, iyz, izz], -1)], -2)
+
+
+def pseudo_inertia(theta):
+    """
+    4x4 pseudo-inertia ``[[Sigma, h], [h^T, m]]`` of parameters ``(..., 10)``.
+
+    ``Sigma = tr(I) / 2 * 1 - I`` is the second moment of the mass distribution; the body is
+    physically consistent (a mass distribution could have it) exactly when this is positive
+    semi-definite (Wensing, Kim & Slotine, IEEE RA-L 2017).
+    """
+    theta = np.asarray(theta, dtype=float)
+    inertia = rotational_inertia(theta)
+    trace = np.trace(inertia, axis1=-2, axis2=-1)
+    out = np.zeros(theta.shape[:-1] + (4, 4))
+    out[..., :3, :3] = 0.5 * trace[..., None, None] * np.eye(3) - inertia
+    out[..., :3, 3] = theta[..., 1:4]
+    out[..., 3, :3] = theta[..., 1:4]
+    out[..., 3, 3] = theta[..., 0]
+    return out
+
+
+def parameters_from_pseudo(J):
+    """Ten parameters ``(..., 10)`` of pseudo-inertias ``(..., 4, 4)`` (inverse of the above)."""
+    J = np.asarray(J, dtype=float)
+    sigma = J[..., :3, :3]
+    inertia = np.trace(sigma, axis1=-2, axis2=-1)[..., None, None] * np.eye(3) - sigma
+    out = np.empty(J.shape[:-2] + (10,))
+    out[..., 0] = J[..., 3, 3]
+    out[..., 1:4] = J[..., :3, 3]
+    out[..., 4:] = inertia[..., (0, 0, 0, 1, 1, 2), (0, 1, 2, 1, 2, 2)]
+    return out
+
+
+def consistency_margin(theta):
+    """
+    Smallest eigenvalue of the pseudo-inertia over its trace, per body: ``>= 0`` is consistent.
+
+    ``theta`` is ``(..., 10)``; a body without mass gives 0.
+    """
+    J = pseudo_inertia(theta)
+    scale = np.maximum(np.trace(J, axis1=-2, axis2=-1), 1e-300)
+    return np.linalg.eigvalsh(J)[..., 0] / scale
+
+
+# The log-Cholesky parameters: phi = (alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3),
+# U = e^alpha [[e^d1, s12, s13, t1], [0, e^d2, s23, t2], [0, 0, e^d3, t3], [0, 0, 0, 1]],
+# pseudo-inertia = U U^T (Rucker & Wensing 2022, Eq. 8).
+_U_ENTRY = {4: (0, 1), 5: (1, 2), 6: (0, 2), 7: (0, 3), 8: (1, 3), 9: (2, 3)}
+
+
+def _cholesky_factor(phi):
+    U = np.zeros((4, 4))
+    U[0, 0], U[1, 1], U[2, 2] = np.exp(phi[1:4])
+    for k, (r, c) in _U_ENTRY.items():
+        U[r, c] = phi[k]
+    U[3, 3] = 1.0
+    return np.exp(phi[0]) * U
+
+
+def parameters_from_log_cholesky(phi):
+    """Ten parameters of a body from its log-Cholesky parameters ``phi`` ``(10,)``."""
+    U = _cholesky_factor(np.asarray(phi, dtype=float))
+    return parameters_from_pseudo(U @ U.T)
+
+
+def log_cholesky_jacobian(phi):
+    """``(theta, dtheta/dphi)``: the parameters and their ``(10, 10)`` Jacobian."""
+    phi = np.asarray(phi, dtype=float)
+    U = _cholesky_factor(phi)
+    scale = np.exp(phi[0])
+    dU = np.zeros((10, 4, 4))
+    dU[0] = U
+    for i in range(3):
+        dU[1 + i, i, i] = U[i, i]
+    for k, (r, c) in _U_ENTRY.items():
+        dU[k, r, c] = scale
+    dJ = dU @ U.T
+    dJ = dJ + np.swapaxes(dJ, -1, -2)
+    return parameters_from_pseudo(U @ U.T), parameters_from_pseudo(dJ).T
+
+
+def log_cholesky_from_parameters(theta, floor=1e-9):
+    """
+    Log-Cholesky parameters of the consistent body nearest to ``theta`` ``(10,)``.
+
+    The pseudo-inertia's eigenvalues are raised to at least ``floor`` times its largest one
+    (and a massless body gets a tiny mass), so a body on the edge of consistency, or beyond
+    it, gets parameters it is close to.
+    """
+    J = pseudo_inertia(theta)
+    w, V = np.linalg.eigh(J)
+    top = max(w[-1], 1e-12)
+    J = (V * np.maximum(w, floor * top)) @ V.T
+    flip = np.arange(3, -1, -1)
+    L = np.linalg.cholesky(J[np.ix_(flip, flip)])
+    U = L[np.ix_(flip, flip)]  # upper triangular, U U^T = J
+    alpha = np.log(U[3, 3])
+    U = U / U[3, 3]
+    phi = np.empty(10)
+    phi[0] = alpha
+    phi[1:4] = np.log(np.diag(U)[:3])
+    for k, (r, c) in _U_ENTRY.items():
+        phi[k] = U[r, c]
+    return phi
+
+
+def link_inertial(theta):
+    """
+    Mass, centre of mass and inertia about it of parameters ``(10,)`` about a link's origin.
+
+    Returns
+    -------
+    ``(mass, com (3,), inertia (3, 3))``; a body without mass has its com at the origin.
+
+    """
+    theta = np.asarray(theta, dtype=float)
+    mass = float(theta[0])
+    com = theta[1:4] / mass if mass > 0 else np.zeros(3)
+    inertia = rotational_inertia(theta)
+    # parallel axes: I_origin = I_com + m (|c|^2 1 - c c^T)
+    inertia = inertia - mass * (com @ com * np.eye(3) - np.outer(com, com))
+    return mass, com, inertia
