@@ -225,7 +225,7 @@ class Layout:
         return out
 
     def columns(self, q, qd, qdd):
-        """Return the stacked regressor ``(n, nv, p)`` of states ``(n, nv)`` (small batches)."""
+        """Return the stacked regressor ``(..., nv, p)`` of states ``(..., nv)``."""
         Y = regressor(self.model, q, qd, qdd)
         A = np.zeros(Y.shape[:-1] + (self.p,))
         A[..., :self.n_links] = Y
@@ -235,13 +235,13 @@ class Layout:
     def _drive_columns(self, A, qd, qdd):
         for (term, j), c in self.drive.items():
             if term == 'viscous':
-                A[:, j, c] = qd[:, j]
+                A[..., j, c] = qd[..., j]
             elif term == 'coulomb':
-                A[:, j, c] = np.tanh(qd[:, j] / self.coulomb_velocity)
+                A[..., j, c] = np.tanh(qd[..., j] / self.coulomb_velocity)
             elif term == 'armature':
-                A[:, j, c] = qdd[:, j]
+                A[..., j, c] = qdd[..., j]
             else:
-                A[:, j, c] = 1.0
+                A[..., j, c] = 1.0
 
     def prior(self, viscous=None, coulomb=None, armature=None):
         """

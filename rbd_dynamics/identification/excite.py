@@ -16,15 +16,15 @@ They are chosen to minimise the condition number of the *base regressor* stacked
 period: the rows of :func:`rbd_dynamics.regressor` and of the drive columns (viscous ``qd``,
 Coulomb ``tanh(qd / coulomb_velocity)`` and armature ``qdd`` per joint, the model of
 :mod:`rbd_dynamics.drive`) at every sample, restricted to the columns the motion can determine
-at all (picked once, from random states, in the order links then drive: an armature that moves
-exactly like its link's inertia is left to the link). Each column is divided by its norm, so
-the number measures how independent the parameters' effects are, whatever their units. The
-optimiser is SciPy's SLSQP with the analytic gradient of ``log(cond)`` (the singular vectors;
-the regressor's derivatives by finite differences, one joint at a time), under linear
-constraints (positions inside the limits less a margin, velocities, accelerations) and the
-effort constraints ``|rnea + nominal drive| <= effort limit`` sampled along the period. The
-result is checked on the written 10 ms grid and shrunk towards the start pose until every
-limit holds there too.
+at all: the base columns of :class:`~.columns.Layout`, the same that ``identify`` fits, less
+its effort offsets (an armature that moves exactly like its link's inertia is left to the
+link). Each column is divided by its norm, so the number measures how independent the
+parameters' effects are, whatever their units. The optimiser is SciPy's SLSQP with the analytic
+gradient of ``log(cond)`` (the singular vectors; the regressor's derivatives by finite
+differences, one joint at a time), under linear constraints (positions inside the limits less a
+margin, velocities, accelerations) and the effort constraints ``|rnea + nominal drive| <=
+effort limit`` sampled along the period. The result is checked on the written 10 ms grid and
+shrunk towards the start pose until every limit holds there too.
 """
 
 import math
@@ -33,10 +33,10 @@ import time
 
 import numpy as np
 
+from .columns import Layout
 from ..analysis import AnalysisError
 from ..drive import COULOMB_VELOCITY, drive_torques
 from ..dynamics import rnea
-from ..eom import regressor
 from ..parsers.urdf import parse_xml
 
 #: Default length of the excitation [s] and of one period of its series at most [s].
@@ -57,45 +57,6 @@ DESIGN_SHARE = 0.95
 #: Range used for a joint without position limits, either side of its start [rad or m].
 UNLIMITED_RANGE = {'prismatic': 0.1}
 UNLIMITED_ANGLE = math.pi / 2
-#: A column whose share of the stack no other column explains is smaller than this (relative,
-#: columns normalised) counts as determined by no motion: an axis 1e-5 rad off perpendicular
-#: leaves a joint's armature and its link's inertia about it that far apart.
-BASE_TOLERANCE = 1e-4
-
-
-def drive_columns(qd, qdd, coulomb_velocity=COULOMB_VELOCITY):
-    """
-    Columns of the drive parameters beside the regressor.
-
-    ``(..., nv, 3 nv)``: for joint ``j``, row ``j`` holds ``qd_j`` (viscous), ``tanh(qd_j /
-    coulomb_velocity)`` (Coulomb) and ``qdd_j`` (armature) in columns ``j``, ``nv + j`` and
-    ``2 nv + j``; times ``[viscous, coulomb, armature]`` they give
-    :func:`rbd_dynamics.drive.drive_torques`.
-    """
-    qd = np.asarray(qd, dtype=float)
-    qdd = np.asarray(qdd, dtype=float)
-    nv = qd.shape[-1]
-    out = np.zeros(qd.shape + (3 * nv,))
-    rows = np.arange(nv)
-    out[..., rows, rows] = qd
-    out[..., rows, nv + rows] = np.tanh(qd / coulomb_velocity)
-    out[..., rows, 2 * nv + rows] = qdd
-    return out
-
-
-def stacked_regressor(model, q, qd, qdd, coulomb_velocity=COULOMB_VELOCITY):
-    """``(..., nv, 10 nb + 3 nv)``: :func:`rbd_dynamics.regressor` and :func:`drive_columns`."""
-    return np.concatenate([regressor(model, q, qd, qdd),
-                           drive_columns(qd, qdd, coulomb_velocity)], axis=-1)
-
-
-def column_names(model):
-    """Name of every column of :func:`stacked_regressor` (``link3.m``, ``joint2.viscous``)."""
-    names = ['%s.%s' % (link, p) for link in model.body_links
-             for p in ('m', 'mcx', 'mcy', 'mcz', 'ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')]
-    for kind in ('viscous', 'coulomb', 'armature'):
-        names += ['%s.%s' % (joint, kind) for joint in model.joint_names]
-    return names
 
 
 class Limits:
@@ -242,25 +203,16 @@ def _null_space(row):
     return vt[1:].T
 
 
-def base_columns(model, limits, start, coulomb_velocity=COULOMB_VELOCITY, seed=0):
+def excited_columns(layout):
     """
-    Pick the stacked regressor's columns that any motion can determine (their indices).
+    Return the base columns of ``identify``'s :class:`~.columns.Layout` a motion excites.
 
-    Taken from random states within ``limits``: unpivoted QR of the column-normalised
-    stack, links before the drive, keeps a column when it is not (numerically) a
-    combination of the ones before it.
+    All but the effort offsets: a constant per joint, which the motion determines only by
+    moving the joint's other columns away from a constant, as the conditioning of those
+    columns already asks.
     """
-    rng = np.random.default_rng(seed)
-    ncol = 10 * model.nb + 3 * model.nv
-    count = max(200, 4 * ncol)
-    q = rng.uniform(limits.lower, limits.upper, (count, model.nv))
-    qd = rng.normal(size=(count, model.nv)) * np.minimum(limits.velocity, 1.0)
-    qdd = rng.normal(size=(count, model.nv)) * np.minimum(limits.acceleration, 1.0)
-    W = stacked_regressor(model, q, qd, qdd, coulomb_velocity).reshape(-1, ncol)
-    norms = np.linalg.norm(W, axis=0)
-    used = np.flatnonzero(norms > 1e-12 * norms.max())
-    r = np.abs(np.diag(np.linalg.qr(W[:, used] / norms[used], mode='r')))
-    return used[r > BASE_TOLERANCE]
+    offsets = {c for (term, _), c in layout.drive.items() if term == 'offset'}
+    return np.array([c for c in layout.base if c not in offsets], dtype=int)
 
 
 def condition_number(W):
@@ -289,6 +241,8 @@ class Excitation:
         condition number of the base regressor stacked along it (see :func:`condition_number`).
     columns
         number of base columns, of all.
+    layout
+        the :class:`~.columns.Layout` whose base columns it excites (``identify``'s).
     limits
         the :class:`Limits` it keeps.
     period, harmonics, coefficients, basis
@@ -309,16 +263,14 @@ class Excitation:
 class _Problem:
     """The optimisation: coefficients ``z`` ``(nv * size,)`` -> objective, constraints."""
 
-    def __init__(self, model, limits, start, basis, columns, coulomb_velocity):
+    def __init__(self, model, limits, start, basis, layout):
         self.model, self.limits, self.start, self.basis = model, limits, start, basis
-        self.columns, self.cv = columns, coulomb_velocity
+        self.layout, self.columns = layout, excited_columns(layout)
         t = np.arange(SAMPLES) * (basis.period / SAMPLES)
         self.P, self.V, self.A = basis.matrices(t)
         self.sparse = slice(None, None, CONSTRAINT_STRIDE)
         self.nv, self.m = model.nv, basis.size
-        drive = np.zeros(3 * model.nv)
-        drive[:model.nv], drive[model.nv:2 * model.nv] = model.damping, model.friction
-        self.parameters = np.concatenate([model.inertial_parameters(), drive])
+        self.parameters = layout.prior()  # the description and its nominal drive
         self._cache = (None, None)
 
     def states(self, z):
@@ -330,14 +282,14 @@ class _Problem:
         if self._cache[0] is not None and np.array_equal(self._cache[0], z):
             return self._cache[1]
         q, qd, qdd = self.states(z)
-        model, cols, nv, count = self.model, self.columns, self.nv, q.shape[0]
+        cols, nv, count = self.columns, self.nv, q.shape[0]
         # the states, then each joint's q, qd and qdd moved by h: one batch
         h = 1e-6
         batch = [np.repeat(x[None], 1 + 3 * nv, axis=0) for x in (q, qd, qdd)]
         for which in range(3):
             for j in range(nv):
                 batch[which][1 + which * nv + j, :, j] += h
-        Wall = stacked_regressor(model, *batch, coulomb_velocity=self.cv)
+        Wall = self.layout.columns(*batch)
         W = Wall[0]                                                  # (S, nv, ncol)
         dW = (Wall[1:] - W) / h                                      # (3 nv, S, nv, ncol)
         Wb = W[..., cols].reshape(-1, len(cols))
@@ -507,8 +459,8 @@ def _design(model, urdf_text, duration, start, harmonics, period, margin, accele
     if over:
         raise AnalysisError('at the start pose gravity alone exceeds the effort limits of %s'
                             % ', '.join(over))
-    columns = base_columns(model, limits, start, coulomb_velocity)
-    problem = _Problem(model, limits, start, basis, columns, coulomb_velocity)
+    layout = Layout(model, coulomb_velocity)
+    problem = _Problem(model, limits, start, basis, layout)
     C, d = problem.linear_constraints()
 
     # first guess: random coefficients, shrunk until every constraint holds with room
@@ -558,9 +510,10 @@ def _design(model, urdf_text, duration, start, harmonics, period, margin, accele
     out.joint_names = model.joint_names
     out.time, out.q, out.qd, out.qdd, out.tau = t, q, qd, qdd, tau
     out.limits = limits
-    W = stacked_regressor(model, q, qd, qdd, coulomb_velocity)[..., columns]
-    out.condition = condition_number(W)
-    out.columns = (len(columns), 10 * model.nb + 3 * model.nv)
+    out.layout = layout
+    columns = excited_columns(layout)
+    out.condition = condition_number(layout.columns(q, qd, qdd)[..., columns])
+    out.columns = (len(columns), layout.p)
     out.period, out.harmonics, out.coefficients = period, harmonics, Z
     out.basis = basis
     out.iterations = state['iteration']

@@ -111,10 +111,9 @@ def test_excitation_within_every_limit_at_rest_at_both_ends(tight_arm, designed)
     assert (np.abs(tau) / effort).max() > 0.5
     # every arm joint moves, and the printed condition number is that of the motion written
     assert np.ptp(q[:, arm], axis=0).min() > 0.1
-    from rbd_dynamics.identification import excite
-    columns = excite.base_columns(model, excite.excitation_limits(
-        model, open(tight_arm).read(), start, MARGIN, ACCELERATION), start)
-    W = excite.stacked_regressor(model, q, qd, qdd)[..., columns]
+    from rbd_dynamics.identification import excite, Layout
+    layout = Layout(model)
+    W = layout.columns(q, qd, qdd)[..., excite.excited_columns(layout)]
     assert abs(excite.condition_number(W) - cond) < 1e-3 * cond
     assert cond < 1e3
 
@@ -144,3 +143,28 @@ def test_bad_input_exits_1_and_writes_nothing(tmp_path, args, message):
 def test_an_unreadable_description_exits_1(tmp_path):
     code, _, err = run_excite([str(tmp_path / 'missing.urdf'), '--out', str(tmp_path)])
     assert code == 1 and 'cannot read' in err and 'Traceback' not in err
+
+
+def test_excite_and_identify_share_the_base_parameters(tight_arm):
+    """
+    The motion ``excite`` designs conditions the columns ``identify`` fits.
+
+    The design's layout is the one ``identify`` builds for the same model and friction width
+    (:class:`~rbd_dynamics.identification.Layout`): the same columns, the same base columns,
+    the same combinations ``K`` folded into them.
+    """
+    from rbd_dynamics.identification import excite, Layout
+    model = rbd.Model.from_urdf_file(tight_arm, compiled=False)
+    result = excite.design(model, open(tight_arm).read(), duration=2.0, harmonics=2,
+                           iterations=1)
+    fitted, designed = Layout(model), result.layout
+    assert designed.names == fitted.names
+    assert list(designed.base) == list(fitted.base)
+    assert list(designed.dependent) == list(fitted.dependent)
+    assert np.abs(designed.K - fitted.K).max() < 1e-9 * max(1.0, np.abs(fitted.K).max())
+    # it conditions every base column but the effort offsets (constants)
+    excited = [fitted.names[c] for c in excite.excited_columns(designed)]
+    offsets = [n for n in (fitted.names[c] for c in fitted.base) if n.endswith('.offset')]
+    assert len(offsets) == model.nv and not set(offsets) & set(excited)
+    assert sorted(excited + offsets) == sorted(fitted.names[c] for c in fitted.base)
+    assert result.columns == (fitted.rank - model.nv, fitted.p)
