@@ -27,11 +27,11 @@ setup(
         'xacro': ['xacro'],
         'sim': ['mujoco>=3.0'],
         # python -m rbd_dynamics bag / trajectory / identify / excite: bags without ROS, YAML,
-        # the PNG plot, SciPy for identify (pivoted QR, least squares with bounds) and excite
-        # (SLSQP)
-        'analysis': ['rosbags>=0.10', 'pyyaml', 'matplotlib', 'scipy'],
+        # the PNG plot, SciPy for identify (pivoted QR) and excite (SLSQP), cvxpy (with its
+        # conic solver Clarabel) for identify's physically consistent solve
+        'analysis': ['rosbags>=0.10', 'pyyaml', 'matplotlib', 'scipy', 'cvxpy>=1.4'],
         'test': ['pytest', 'pytest-xdist', 'hypothesis', 'pin', 'example-robot-data', 'xacro',
-                 'urdfdom-py', 'rosbags>=0.10', 'pyyaml', 'matplotlib', 'scipy'],
+                 'urdfdom-py', 'rosbags>=0.10', 'pyyaml', 'matplotlib', 'scipy', 'cvxpy>=1.4'],
     },
     zip_safe=True,
     maintainer='rbd_dynamics maintainers',

@@ -68,9 +68,9 @@ else
     "ros-$distro-sensor-msgs" "ros-$distro-geometry-msgs" "ros-$distro-trajectory-msgs" \
     "ros-$distro-diagnostic-msgs" "ros-$distro-std-srvs"
   # Runtime (numpy; numba for the compiled path), simulation (mujoco), plots (matplotlib), the
-  # offline analysis (rosbags, pyyaml) and the test references (Pinocchio, example-robot-data
-  # URDFs, xacro, urdf_parser_py, the ament linters).
-  "$py" -m pip install "${pip_q[@]}" numpy numba mujoco matplotlib psutil rosbags pyyaml scipy \
+  # offline analysis (rosbags, pyyaml, scipy, cvxpy with its solver Clarabel) and the test
+  # references (Pinocchio, example-robot-data URDFs, xacro, urdf_parser_py, the ament linters).
+  "$py" -m pip install "${pip_q[@]}" numpy numba mujoco matplotlib psutil rosbags pyyaml scipy cvxpy \
     pytest pytest-xdist hypothesis flake8 flake8-quotes pin example-robot-data xacro urdfdom-py \
     "ros-$distro-ament-flake8"
   # The ament linters with the flake8 plugins a ROS 2 install gives ament_flake8.

@@ -50,7 +50,8 @@ def require(command, *modules):
     """
     Check that ``modules`` import; else raise :class:`AnalysisError` naming the extra to install.
 
-    ``identify`` and ``excite`` need SciPy (and ``identify`` matplotlib for its plot): without
+    ``identify`` and ``excite`` need SciPy (and ``identify`` cvxpy for its consistent solve and
+    matplotlib for its plot): without
     them a command stops before it reads or writes anything.
     """
     import importlib

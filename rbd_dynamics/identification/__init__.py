@@ -10,26 +10,24 @@ Modules: :mod:`.inertia` (a body's ten parameters, its pseudo-inertia, the URDF
 ``<inertial>``; NumPy only, :class:`~rbd_dynamics.Model` uses it too), :mod:`.columns` (the
 parameter and drive columns, their names and the one definition of the base parameters that
 ``excite`` and ``identify`` share), :mod:`.stack` (the data folded into small factors),
-:mod:`.solve` (weighted least squares and the physically consistent parameters),
+:mod:`.fit` (weighted least squares and the physically consistent parameters; cvxpy),
 :mod:`.writeback` (``identified.urdf``, ``drive.yaml``), :mod:`.excite` (the excitation's
 design) and the thin command-line modules :mod:`.identify_cli` and :mod:`.excite_cli`.
-SciPy is imported where it is used, so importing this package needs NumPy only.
+SciPy and cvxpy are imported where they are used: importing this package needs NumPy only.
 """
 
 from .blas import blas_threads
 from .columns import DRIVE_TERMS, Layout, link_scales, PARAMETER_NAMES, unit_scale
-from .inertia import consistency_margin, link_inertial, log_cholesky_from_parameters, \
-    log_cholesky_jacobian, parameters_from_log_cholesky, parameters_from_pseudo, \
+from .fit import DEFAULT_MAX_CONDITION, DEFAULT_MAX_ITERATIONS, Identification, \
+    NotExcitedError, own_link_offsets, solve
+from .inertia import consistency_margin, link_inertial, parameters_from_pseudo, \
     parameters_from_spatial, pseudo_inertia, rotational_inertia
-from .solve import DEFAULT_MAX_CONDITION, Identification, NotExcitedError, own_link_offsets, \
-    solve
 from .stack import barely_moved, DEFAULT_CHUNK, DEFAULT_MIN_SPEED, moving, Stack
 
 __all__ = [
     'barely_moved', 'blas_threads', 'consistency_margin', 'DEFAULT_CHUNK',
-    'DEFAULT_MAX_CONDITION', 'DEFAULT_MIN_SPEED', 'DRIVE_TERMS', 'Identification', 'Layout',
-    'link_inertial', 'link_scales', 'log_cholesky_from_parameters', 'log_cholesky_jacobian',
-    'moving', 'NotExcitedError', 'own_link_offsets', 'PARAMETER_NAMES',
-    'parameters_from_log_cholesky', 'parameters_from_pseudo', 'parameters_from_spatial',
+    'DEFAULT_MAX_CONDITION', 'DEFAULT_MAX_ITERATIONS', 'DEFAULT_MIN_SPEED', 'DRIVE_TERMS',
+    'Identification', 'Layout', 'link_inertial', 'link_scales', 'moving', 'NotExcitedError',
+    'own_link_offsets', 'PARAMETER_NAMES', 'parameters_from_pseudo', 'parameters_from_spatial',
     'pseudo_inertia', 'rotational_inertia', 'solve', 'Stack', 'unit_scale',
 ]

@@ -89,6 +89,9 @@ def _parser():
                         help='do not estimate a constant effort offset per joint')
     parser.add_argument('--no-armature', action='store_true',
                         help='do not identify armature (keep it at 0)')
+    parser.add_argument('--max-iterations', type=int, default=None,
+                        help='iterations of the physically consistent solve at most; one that '
+                             'does not converge within them is an error (default: 200)')
     parser.add_argument('--max-condition', type=float, default=None,
                         help='largest condition number of the base regressor accepted '
                              '(default: 1e5)')
@@ -238,7 +241,7 @@ def predictions(model, identified_model, result, recording, coulomb_velocity):
 def run(args, out=None):
     """Run the command for parsed arguments; returns ``(exit code, timing)``."""
     out = sys.stdout if out is None else out
-    require('identify', 'scipy', 'matplotlib')
+    require('identify', 'scipy', 'matplotlib', 'cvxpy')
     from .. import identification as idf
     from .writeback import DRIVE_NAME, drive_yaml, identified_urdf, URDF_NAME
     from ..model import Model
@@ -287,6 +290,8 @@ def run(args, out=None):
     timing['stacking'] = time.perf_counter() - t0 - stack.timing['regressor']
     t0 = time.perf_counter()
     options = {} if args.max_condition is None else {'max_condition': args.max_condition}
+    if args.max_iterations is not None:
+        options['max_iterations'] = args.max_iterations
     with idf.blas_threads(1):
         try:
             result = idf.solve(stack, **options)
@@ -309,6 +314,7 @@ def run(args, out=None):
         nominal, identified = predictions(model, identified_model, result, r,
                                           args.coulomb_velocity)
         rows.append((r, nominal, identified))
+    unconstrained = unconstrained_error(result, validation)
     timing['validation'] = time.perf_counter() - t0
     t0 = time.perf_counter()
     notes = ['Drive identified by python -m rbd_dynamics identify from %s.'
@@ -324,7 +330,7 @@ def run(args, out=None):
         PNG_NAME: lambda path: _plot(path, model.joint_names, rows, args.plot_points)})
     timing['writing'] = time.perf_counter() - t0
     out.write(summary(model, result, stack, rows, held, len(bags), timing, min_speed,
-                      args.window, every_speed))
+                      args.window, every_speed, unconstrained))
     out.write('wrote %s\n' % ', '.join(written))
     return 0, timing
 
@@ -412,6 +418,13 @@ def _plot(path, joint_names, rows, points):
     return True
 
 
+def _total_error(rows):
+    """RMS of measured - identified effort over all joints, a share of the RMS effort."""
+    effort, _, after = rms_errors(rows, rows[0][0].effort.shape[1]) if rows else (0, 0, 0)
+    total = np.sqrt((np.asarray(effort) ** 2).sum())
+    return np.sqrt((np.asarray(after) ** 2).sum()) / total if total > 0 else np.nan
+
+
 def rms_errors(rows, nv):
     """``(rms effort, rms description error, rms identified error)``, each ``(nv,)``."""
     sums = np.zeros((3, nv))
@@ -475,8 +488,26 @@ def moving_errors(model, rows, min_speed, window):
     return kept / total, np.sqrt(sums[1] / kept) / scale, np.sqrt(sums[2] / kept) / scale
 
 
+def unconstrained_error(result, recordings, chunk=4096):
+    """
+    Return the validation error of the unconstrained base parameters.
+
+    The RMS of measured - model effort over all joints and states of ``recordings``, a
+    share of the RMS effort, for the weighted least-squares solution ``result.x_base``
+    (torques through the regressor; no consistency asked of it).
+    """
+    layout = result.layout
+    sums = np.zeros(2)
+    for r in recordings:
+        for start in range(0, len(r), chunk):
+            rows = slice(start, start + chunk)
+            model = layout.columns(r.q[rows], r.qd[rows], r.qdd[rows]) @ result.x_base
+            sums += ((r.effort[rows] ** 2).sum(), ((r.effort[rows] - model) ** 2).sum())
+    return np.sqrt(sums[1] / sums[0]) if sums[0] > 0 else np.nan
+
+
 def summary(model, result, stack, rows, held, bags, timing, min_speed=0.0,
-            window=DEFAULT_WINDOW, every_speed=()):
+            window=DEFAULT_WINDOW, every_speed=(), unconstrained=np.nan):
     """Return the printed summary of an identification."""
     layout = result.layout
     lines = []
@@ -547,10 +578,22 @@ def summary(model, result, stack, rows, held, bags, timing, min_speed=0.0,
                                  for name, share in result.weakest))
     margin = result.margins.min() if len(result.margins) else 0.0
     consistent = margin >= -1e-12  # rounding of a pseudo-inertia on the edge
-    lines.append('%s (smallest pseudo-inertia eigenvalue / trace: %.3g); the base parameters '
-                 'reproduced to %.2g (relative)'
+    lines.append('%s (smallest pseudo-inertia eigenvalue / trace: %.3g); solved in %d '
+                 'iterations (%s)'
                  % ('physically consistent: every identified link' if consistent else
-                    'WARNING: a link is not physically consistent', margin, result.base_error))
+                    'WARNING: a link is not physically consistent', margin,
+                    result.solver['iterations'], result.solver['status']))
+    consistent_error = _total_error(rows)
+    lines.append('cost of consistency: validation error %.2f %% consistent (written), %.2f %% '
+                 'unconstrained (the base parameters by weighted least squares, not written)'
+                 % (100 * consistent_error, 100 * unconstrained))
+    if result.solver['exact']:
+        lines.append('consistency costs no effort residual: the best fit has a consistent '
+                     'completion%s' % ('' if not result.binding else ' (on the edge of '
+                                       'consistency: %s)' % ', '.join(result.binding)))
+    else:
+        lines.append('consistency binds on: %s (the best fit alone would make them '
+                     'inconsistent)' % (', '.join(result.binding) or 'no link'))
     lines.append('time: %s' % ', '.join('%s %.1f s' % (k, v) for k, v in timing.items()))
     return '\n'.join(lines) + '\n'
 

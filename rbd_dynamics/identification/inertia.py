@@ -74,68 +74,6 @@ def consistency_margin(theta):
     return np.linalg.eigvalsh(J)[..., 0] / scale
 
 
-# The log-Cholesky parameters: phi = (alpha, d1, d2, d3, s12, s23, s13, t1, t2, t3),
-# U = e^alpha [[e^d1, s12, s13, t1], [0, e^d2, s23, t2], [0, 0, e^d3, t3], [0, 0, 0, 1]],
-# pseudo-inertia = U U^T (Rucker & Wensing 2022, Eq. 8).
-_U_ENTRY = {4: (0, 1), 5: (1, 2), 6: (0, 2), 7: (0, 3), 8: (1, 3), 9: (2, 3)}
-
-
-def _cholesky_factor(phi):
-    U = np.zeros((4, 4))
-    U[0, 0], U[1, 1], U[2, 2] = np.exp(phi[1:4])
-    for k, (r, c) in _U_ENTRY.items():
-        U[r, c] = phi[k]
-    U[3, 3] = 1.0
-    return np.exp(phi[0]) * U
-
-
-def parameters_from_log_cholesky(phi):
-    """Ten parameters of a body from its log-Cholesky parameters ``phi`` ``(10,)``."""
-    U = _cholesky_factor(np.asarray(phi, dtype=float))
-    return parameters_from_pseudo(U @ U.T)
-
-
-def log_cholesky_jacobian(phi):
-    """``(theta, dtheta/dphi)``: the parameters and their ``(10, 10)`` Jacobian."""
-    phi = np.asarray(phi, dtype=float)
-    U = _cholesky_factor(phi)
-    scale = np.exp(phi[0])
-    dU = np.zeros((10, 4, 4))
-    dU[0] = U
-    for i in range(3):
-        dU[1 + i, i, i] = U[i, i]
-    for k, (r, c) in _U_ENTRY.items():
-        dU[k, r, c] = scale
-    dJ = dU @ U.T
-    dJ = dJ + np.swapaxes(dJ, -1, -2)
-    return parameters_from_pseudo(U @ U.T), parameters_from_pseudo(dJ).T
-
-
-def log_cholesky_from_parameters(theta, floor=1e-9):
-    """
-    Log-Cholesky parameters of the consistent body nearest to ``theta`` ``(10,)``.
-
-    The pseudo-inertia's eigenvalues are raised to at least ``floor`` times its largest one
-    (and a massless body gets a tiny mass), so a body on the edge of consistency, or beyond
-    it, gets parameters it is close to.
-    """
-    J = pseudo_inertia(theta)
-    w, V = np.linalg.eigh(J)
-    top = max(w[-1], 1e-12)
-    J = (V * np.maximum(w, floor * top)) @ V.T
-    flip = np.arange(3, -1, -1)
-    L = np.linalg.cholesky(J[np.ix_(flip, flip)])
-    U = L[np.ix_(flip, flip)]  # upper triangular, U U^T = J
-    alpha = np.log(U[3, 3])
-    U = U / U[3, 3]
-    phi = np.empty(10)
-    phi[0] = alpha
-    phi[1:4] = np.log(np.diag(U)[:3])
-    for k, (r, c) in _U_ENTRY.items():
-        phi[k] = U[r, c]
-    return phi
-
-
 def link_inertial(theta):
     """
     Mass, centre of mass and inertia about it of parameters ``(10,)`` about a link's origin.

@@ -7,6 +7,7 @@ sinusoids, so the parameters the identification should find are known.
 """
 
 import os
+import re
 import sys
 import xml.etree.ElementTree as ET
 
@@ -18,6 +19,7 @@ from rbd_dynamics.identification import identify_cli
 from rbd_dynamics.resources import demo_urdf_path
 
 pytest.importorskip('scipy')
+pytest.importorskip('cvxpy')
 rosbags = pytest.importorskip('rosbags')
 yaml = pytest.importorskip('yaml')
 
@@ -75,10 +77,11 @@ def test_noise_free_data_give_the_base_parameters_and_a_consistent_model(arm):
     # the base parameters of the weighted least squares fit: exact
     expected = layout.base_parameters(x_true)
     assert np.abs(result.base - expected).max() <= 1e-8 * np.abs(expected).max()
-    # the consistent full parameters reproduce them and the torques
-    assert result.base_error < 1e-5
+    # the consistent full parameters reproduce them and the torques: the best fit has a
+    # consistent completion, and the solve finds it (not a compromise with the description)
+    assert result.solver['exact'] and result.solver['status'] == 'optimal'
     assert np.abs(layout.base_parameters(result.x) - expected).max() \
-        < 1e-5 * np.abs(expected).max()
+        < 1e-6 * np.abs(expected).max()
     # every written link is physically consistent, and so is every body
     own = np.array(list(result.own_link_parameters().values()))
     assert (idf.consistency_margin(own) >= -1e-12).all()  # 0: rounding on the edge
@@ -93,6 +96,50 @@ def test_noise_free_data_give_the_base_parameters_and_a_consistent_model(arm):
     # the identified drive is the true one where it is identified
     for term in ('viscous', 'coulomb', 'offset'):
         assert np.allclose(result.drive[term], drive[term], rtol=1e-4, atol=1e-6), term
+
+
+def test_data_an_inconsistent_robot_explains_give_the_best_consistent_fit(arm):
+    """
+    Efforts that only an inconsistent body explains: consistency costs effort residual.
+
+    The efforts are ``Y x`` for parameters whose link4 has a negative mass (every body's
+    mass is seen by the efforts, so no completion is consistent). The written parameters are
+    consistent, the constraint binds on link7, and no consistent parameters fit the efforts
+    better: the solve's residual is at most that of the description's scaled into place, or
+    of the true robot with link7's mass at zero.
+    """
+    text, nominal, _, true, limits = arm
+    layout = idf.Layout(nominal)
+    drive = true_drive(layout)
+    x_bad = np.zeros(layout.p)
+    x_bad[:layout.n_links] = true.inertial_parameters()
+    for (term, j), c in layout.drive.items():
+        x_bad[c] = drive[term][j]
+    b = nominal.body_links.index('link7')
+    x_bad[10 * b:10 * b + 10] *= -2.0  # the hand's mass, first moment and inertia negative
+    t = np.arange(0.0, 30.0, 0.005)
+    q, qd, qdd = Motion(nominal, limits, seed=3)(t)
+    tau = np.einsum('nvp,p->nv', layout.columns(q, qd, qdd), x_bad)
+    stack = idf.Stack(layout).add(q, qd, qdd, tau)
+    result = idf.solve(stack)
+    assert not result.solver['exact'] and result.solver['status'] == 'optimal'
+    own = np.array(list(result.own_link_parameters().values()))
+    assert (idf.consistency_margin(own) >= 0).all()
+    assert 'link7' in result.binding
+
+    def residual(x):
+        return np.sqrt(stack.residual_square(x).sum())
+
+    unconstrained = residual(result.x_base)
+    assert unconstrained < 1e-6 * np.sqrt(stack.tau_square.sum())  # the data are exact
+    cost = residual(result.x)
+    assert cost > 1e-3 * np.sqrt(stack.tau_square.sum())  # consistency costs residual
+    x_zero = x_bad.copy()
+    # a consistent guess: link7's own link without mass (its fixed children as described)
+    x_zero[10 * b:10 * b + 10] = idf.own_link_offsets(nominal)[b]
+    assert (idf.consistency_margin(x_zero[:layout.n_links].reshape(-1, 10)
+                                   - idf.own_link_offsets(nominal)) >= 0).all()
+    assert cost <= residual(x_zero)
 
 
 def test_a_sticking_joints_rows_are_left_out(arm):
@@ -191,19 +238,23 @@ def test_wrong_description_and_unknown_friction_within_one_percent(arm):
     assert (idf.consistency_margin(own) >= -1e-12).all()
 
 
-def test_log_cholesky_round_trip_and_jacobian():
+def test_pseudo_inertia_round_trip_and_consistency():
+    """The pseudo-inertia and the ten parameters map to each other; PSD is physical."""
     rng = np.random.default_rng(0)
     for _ in range(5):
-        phi = rng.normal(size=10)
-        theta, jac = idf.log_cholesky_jacobian(phi)
-        assert np.allclose(idf.log_cholesky_from_parameters(theta, floor=0.0), phi)
+        L = np.tril(rng.normal(size=(4, 4)))
+        J = L @ L.T  # a pseudo-inertia: positive definite
+        theta = idf.parameters_from_pseudo(J)
+        assert np.allclose(idf.pseudo_inertia(theta), J)
         assert idf.consistency_margin(theta) > 0
-        step = 1e-6
-        numeric = np.column_stack([
-            (idf.parameters_from_log_cholesky(phi + step * e)
-             - idf.parameters_from_log_cholesky(phi - step * e)) / (2 * step)
-            for e in np.eye(10)])
-        assert np.allclose(jac, numeric, rtol=1e-6, atol=1e-8)
+        # the rotational inertia about the centre of mass is then positive definite and
+        # its principal moments keep the triangle inequality
+        mass, com, inertia = idf.link_inertial(theta)
+        moments = np.linalg.eigvalsh(inertia)
+        assert mass > 0 and moments[0] > 0 and moments[0] + moments[1] >= moments[2]
+    # a moment breaking the triangle inequality is not
+    theta = np.array([1.0, 0, 0, 0, 0.1, 0, 0, 0.1, 0, 0.3])
+    assert idf.consistency_margin(theta) < 0
 
 
 # The command ----------------------------------------------------------------------------------
@@ -241,6 +292,11 @@ def test_identify_writes_a_description_urdfdom_reads(arm, bags, tmp_path, capsys
     assert 'condition number' in stdout and 'undetermined' in stdout
     assert 'moving states only' in stdout and 'left out of the fit' in stdout
     assert 'link1: m mcx mcy mcz ixx ixy ixz iyy iyz' in stdout
+    # the consistent model predicts within 1 % of the unconstrained base parameters
+    cost = re.search(r'cost of consistency: validation error ([0-9.]+) % consistent \(written\), '
+                     r'([0-9.]+) % unconstrained', stdout)
+    assert cost, stdout
+    assert float(cost.group(1)) <= 1.01 * float(cost.group(2))
     identified_text = (out / 'identified.urdf').read_text()
 
     # urdfdom (urdf_parser_py) and Pinocchio read it; joints and other links are unchanged
@@ -286,6 +342,16 @@ def test_identify_writes_a_description_urdfdom_reads(arm, bags, tmp_path, capsys
     header = (out / 'identification.csv').read_text().split('\n', 1)[0].split(',')
     assert header[:4] == ['time', 'measured.joint1', 'description.joint1',
                           'identified.joint1']
+
+
+def test_a_solve_that_does_not_converge_exits_1_and_writes_nothing(bags, tmp_path, capsys):
+    out = tmp_path / 'out'
+    code = identify_cli.main([demo_urdf_path(), bags['fit'], '--max-iterations', '2',
+                              '--out', str(out)])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert 'did not converge' in err and 'nothing written' in err
+    assert not out.exists() and os.listdir(tmp_path) == []
 
 
 def test_single_joint_motion_exits_3_naming_the_joints(bags, tmp_path, capsys):
@@ -369,7 +435,7 @@ def test_bad_options_exit_1_and_write_nothing(bags, option, tmp_path, capsys):
     assert not out.exists() and os.listdir(tmp_path) == []
 
 
-@pytest.mark.parametrize('module', ['scipy', 'matplotlib'])
+@pytest.mark.parametrize('module', ['scipy', 'matplotlib', 'cvxpy'])
 def test_without_the_analysis_extra_exits_1_before_reading(bags, module, tmp_path, capsys,
                                                            monkeypatch):
     monkeypatch.setitem(sys.modules, module, None)  # what a missing package raises on import

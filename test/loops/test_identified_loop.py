@@ -16,6 +16,7 @@ import pytest
 
 pytest.importorskip('mujoco')
 pytest.importorskip('scipy')
+pytest.importorskip('cvxpy')
 rclpy = pytest.importorskip('rclpy')
 yaml = pytest.importorskip('yaml')
 

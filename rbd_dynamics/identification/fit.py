@@ -3,13 +3,14 @@ Solving for the parameters of the stacked data (:class:`~.stack.Stack`).
 
 Ordinary least squares of the base parameters, the residual standard deviation ``sigma_j`` of
 each joint, weighted least squares with weights ``1 / sigma_j`` (the base parameters the data
-determine); then the physically consistent full parameters: each body's own link is written in
-the log-Cholesky parameters of its pseudo-inertia (Rucker & Wensing, "Smooth parameterization
-of rigid-body inertia", IEEE RA-L 2022), so any value of them is a body whose 4x4
-pseudo-inertia is positive definite, and ``scipy.optimize.least_squares`` minimises the
-weighted torque residual plus the distance to the description *in the directions no motion can
-see* (the null space of the regressor). Where the data are silent the description's values
-stay; where they speak the data decide.
+determine, unconstrained); then the written, physically consistent parameters: the weighted
+effort residual ``|R_w [x; -1]|`` (the stacked factors) minimised *subject to* every body's own
+link having a positive semi-definite 4x4 pseudo-inertia (Wensing, Kim & Slotine, IEEE RA-L
+2017) and non-negative friction and armature. It is a semidefinite program, convex: solved by
+cvxpy with the interior-point solver Clarabel, it has one optimum and a certificate that it was
+reached. The description enters only as a weak prior in the directions no motion can see (the
+null space of the regressor), where the data are silent; where they speak the data decide.
+A solve that does not reach optimality is an error, not a result.
 
 A body made of several links joined by fixed joints has one set of ten parameters; what the
 data change is put on the body's own link (the child link of its joint) and the links beyond
@@ -21,15 +22,28 @@ import numpy as np
 
 from .blas import blas_threads
 from .columns import PARAMETER_NAMES
-from .inertia import consistency_margin, log_cholesky_from_parameters, \
-    log_cholesky_jacobian, parameters_from_spatial
+from .inertia import consistency_margin, parameters_from_spatial, pseudo_inertia
 from .stack import barely_moved
 from ..analysis import AnalysisError, EXIT_NOT_EXCITED
 
 DEFAULT_MAX_CONDITION = 1e5
-# weights of the distance to the description (in the directions no motion sees) against the
-# largest singular value of the weighted data, one solve each (see _consistent)
-_PRIOR_WEIGHTS = (1e-3, 1e-6)
+#: Iterations of the consistent solve at most (Clarabel takes 10 to 40).
+DEFAULT_MAX_ITERATIONS = 200
+# weight of the distance to the description (in the directions the data do not see) against
+# the largest singular value of the weighted data, where consistency costs effort residual
+_PRIOR_WEIGHT = 1e-4
+# a direction whose singular value is under this share of the largest is not seen by the data
+_SEEN = 1e-7
+# the solver's gap and feasibility tolerances (shares of the weighted efforts' norm squared),
+# tried in turn
+_TOLERANCES = (1e-10, 1e-8)
+# every own link's pseudo-inertia at least this share of its body's physical size (mass times
+# length squared, link_scales) in every direction: strictly inside, so rounding in a reader
+# of the written URDF cannot find it outside
+_MARGIN = 1e-9
+# an own link whose smallest pseudo-inertia eigenvalue is within this share of its size of
+# the margin is on the constraint (it binds)
+_BINDING = 1e-6
 
 
 class NotExcitedError(AnalysisError):
@@ -76,9 +90,12 @@ class Identification:
     sigma
         ``(nv,)`` residual standard deviation per joint of the fit [N m or N] (the
         inverse weights).
-    base_error
-        largest difference between the base parameters of ``x`` and ``base``, relative
-        to the largest base parameter.
+    x_base
+        ``(p,)`` the unconstrained weighted least-squares solution (``base`` in the base
+        columns, 0 elsewhere): its torques are those of the base parameters.
+    binding
+        links whose consistency constraint binds: the data alone would make them
+        inconsistent.
     weakest
         ``[(column name, share), ...]``: what the least determined combination is made of.
     weak_armature
@@ -92,8 +109,8 @@ class Identification:
     margins
         ``(nb,)`` consistency margin of each body's own link (smallest eigenvalue of its
         pseudo-inertia over its trace; > 0: consistent).
-    optimizer
-        the ``scipy.optimize.OptimizeResult`` of the consistency step.
+    solver
+        ``{'status': ..., 'iterations': ..., 'seconds': ...}`` of the consistent solve.
 
     """
 
@@ -129,8 +146,8 @@ def own_link_offsets(model):
     return out
 
 
-def solve(stack, x_prior=None, max_condition=DEFAULT_MAX_CONDITION, max_nfev=400,
-          min_separation=0.05):
+def solve(stack, x_prior=None, max_condition=DEFAULT_MAX_CONDITION,
+          max_iterations=DEFAULT_MAX_ITERATIONS, min_separation=0.05):
     """
     Identify the parameters of the states folded into ``stack``.
 
@@ -144,8 +161,8 @@ def solve(stack, x_prior=None, max_condition=DEFAULT_MAX_CONDITION, max_nfev=400
     max_condition
         above this condition number of the base regressor the motion does not determine
         the base parameters.
-    max_nfev
-        evaluations of the consistency step at most.
+    max_iterations
+        iterations of the consistent solve at most.
     min_separation
         an armature column whose angle to the span of the other base columns is under
         this (sine) is not identified: the data cannot tell it from the links' inertia;
@@ -161,13 +178,15 @@ def solve(stack, x_prior=None, max_condition=DEFAULT_MAX_CONDITION, max_nfev=400
     NotExcitedError
         too few states, or a condition number over ``max_condition`` (its ``joints``
         are the joints that barely moved).
+    AnalysisError
+        the consistent solve did not reach optimality.
 
     """
     with blas_threads(1):
-        return _solve(stack, x_prior, max_condition, max_nfev, min_separation)
+        return _solve(stack, x_prior, max_condition, max_iterations, min_separation)
 
 
-def _solve(stack, x_prior, max_condition, max_nfev, min_separation):
+def _solve(stack, x_prior, max_condition, max_iterations, min_separation):
     layout = stack.layout
     model = layout.model
     nv = model.nv
@@ -204,12 +223,17 @@ def _solve(stack, x_prior, max_condition, max_nfev, min_separation):
     result.base, result.sigma, result.x_prior = beta, sigma, x_prior
     result.weak_armature = weak
     result.weakest = _weakest(layout, Rw)
-    result.x, result.optimizer = _consistent(layout, Rw, x_prior, layout.scale, max_nfev)
-    result.base_error = (np.abs(layout.base_parameters(result.x) - beta).max()
-                         / max(np.abs(beta).max(), 1e-300))
+    result.x_base = np.zeros(layout.p)
+    result.x_base[layout.base] = beta
+    result.x, result.solver = _consistent(layout, Rw, x_prior, layout.scale, max_iterations)
     result.undetermined, result.combined = _undetermined(layout, layout.scale)
     offsets = own_link_offsets(model)
-    result.margins = consistency_margin(result.body_parameters() - offsets)
+    own = result.body_parameters() - offsets
+    result.margins = consistency_margin(own)
+    size = layout.scale[:layout.n_links].reshape(-1, 10)[:, 4]
+    lowest = np.linalg.eigvalsh(pseudo_inertia(own))[:, 0] if len(own) else np.zeros(0)
+    result.binding = [link for link, low, m in zip(model.body_links, lowest, size)
+                      if low < (_MARGIN + _BINDING) * m]
     result.drive = layout.drive_values(result.x, prior_drive)
     return result
 
@@ -295,60 +319,94 @@ def _undetermined(layout, scale):
     return undetermined, combined
 
 
-def _consistent(layout, Rw, x_prior, scale, max_nfev):
+def _consistent(layout, Rw, x_prior, scale, max_iterations):
     """
-    Physically consistent full parameters (see the module docstring).
+    Physically consistent full parameters (see the module docstring): ``(x, solver)``.
 
-    Minimises ``|Rw [x; -1]|^2 + rho^2 |N^T (x - x_prior) / scale|^2`` over the log-Cholesky
-    parameters of every body's own link and the drive parameters (viscous, Coulomb,
-    armature >= 0); ``N`` is an orthonormal basis of the regressor's null space in scaled
-    coordinates.
+    In the variables ``y = x / scale``, with the data's SVD ``U S V^T`` (the weighted factor's
+    columns at their physical size, divided by the weighted efforts' norm so that tolerances
+    are shares of them), ``w = S V^T y`` are the coordinates the data see, whitened, and ``m =
+    C^T (y - y_prior)`` those they do not (``C`` an orthonormal basis of the regressor's null
+    space and of any direction this recording left unexcited). The effort residual is ``|w -
+    U^T b|^2`` plus what no parameter explains. Two semidefinite programs, every own link's
+    pseudo-inertia ``>= margin`` and viscous, Coulomb and armature ``>= 0`` in both:
+
+    1. ``w = U^T b`` (the unconstrained fit's efforts, exactly), the prior's ``|m|^2``
+       minimised: where the data's best fit has a consistent completion, this is it, with the
+       description's values wherever the data are silent.
+    2. Where it has none (the program is infeasible), ``|w - U^T b|^2 + rho^2 |m|^2`` with a
+       small ``rho``: the consistency costs effort residual, and the prior only settles what
+       the data leave free.
     """
-    from scipy.optimize import least_squares
+    import time
+    import warnings
+    import cvxpy as cp
     model = layout.model
     p, nb, n_links = layout.p, model.nb, layout.n_links
     offsets = own_link_offsets(model)
-    N = layout.null / scale[:, None]
-    if N.shape[1]:
-        N, _ = np.linalg.qr(N)
-    data = Rw[:, :p]
-    s_max = max(np.linalg.norm(data, 2), 1e-300)
-    drive = np.arange(n_links, p)
-    lower = np.full(len(drive), -np.inf)
-    for (term, j), c in layout.drive.items():
-        if term != 'offset':
-            lower[c - n_links] = 0.0
-    own_prior = x_prior[:n_links].reshape(nb, 10) - offsets
-    phi0 = np.concatenate([log_cholesky_from_parameters(t) for t in own_prior]) \
-        if nb else np.zeros(0)
-    z = np.concatenate([phi0, np.maximum(x_prior[drive], lower)])
+    size = scale[:n_links].reshape(-1, 10)[:, 4]  # m l^2 of each body
+    bounded = np.array(sorted(c for (term, _), c in layout.drive.items() if term != 'offset'),
+                       dtype=int)
+    unit = max(np.linalg.norm(Rw[:, -1]), 1e-300)
+    U, S, Vt = np.linalg.svd(Rw[:, :p] * scale[None, :] / unit)
+    rank = int(np.count_nonzero(S > _SEEN * S[0])) if len(S) and S[0] > 0 else 0
+    V, C = Vt[:rank].T, Vt[rank:].T
+    target = U[:, :rank].T @ Rw[:, -1] / unit
+    y_prior = x_prior / scale
+    m = cp.Variable(p - rank)
 
-    def full(z):
-        x = np.empty(p)
-        jac = np.zeros((p, len(z)))
-        for i in range(nb):
-            theta, d = log_cholesky_jacobian(z[10 * i:10 * i + 10])
-            x[10 * i:10 * i + 10] = theta + offsets[i]
-            jac[10 * i:10 * i + 10, 10 * i:10 * i + 10] = d
-        x[n_links:] = z[n_links:]
-        jac[drive, drive] = 1.0
-        return x, jac
+    def program(w, objective):
+        y = V @ cp.multiply(1.0 / S[:rank], w) + C @ (C.T @ y_prior) + C @ m
+        x = cp.multiply(scale, y)
+        constraints = [_pseudo_inertia(cp, x[10 * i:10 * i + 10] - offsets[i])
+                       >> _MARGIN * size[i] * np.eye(4) for i in range(nb)]
+        if len(bounded):
+            constraints.append(y[bounded] >= 0)
+        return cp.Problem(cp.Minimize(objective), constraints), y
 
-    bounds = (np.concatenate([np.full(n_links, -np.inf), lower]), np.full(len(z), np.inf))
-    # continuation: a strong pull towards the description first settles the directions no
-    # motion sees; a weak one then lets the data decide every direction they see
-    for weight in _PRIOR_WEIGHTS:
-        rho = weight * s_max
-        A = np.concatenate([data, rho * N.T / scale[None, :]])
-        b = np.concatenate([Rw[:, -1], rho * N.T @ (x_prior / scale)])
-        with np.errstate(over='ignore', invalid='ignore'):
-            opt = least_squares(lambda z: A @ full(z)[0] - b, z,
-                                jac=lambda z: A @ full(z)[1], bounds=bounds, method='trf',
-                                x_scale='jac', ftol=1e-15, xtol=1e-15, gtol=1e-15,
-                                max_nfev=max_nfev)
-        z = opt.x
-    x = full(opt.x)[0]
+    t0 = time.perf_counter()
+    count = [0]
+
+    def attempt(problem):
+        # the tolerances in turn: an interior point that stalls short of the tightest one
+        # (rounding in a poorly excited direction) is tried again at the next
+        for tolerance in _TOLERANCES:
+            problem.solve(solver='CLARABEL', max_iter=int(max_iterations),
+                          tol_gap_abs=tolerance, tol_gap_rel=tolerance, tol_feas=tolerance)
+            count[0] += problem.solver_stats.num_iters or 0
+            if problem.status != cp.OPTIMAL_INACCURATE:
+                return
+
+    exact, y = program(target, cp.sum_squares(m))
+    problem = exact
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', UserWarning)  # cvxpy's "may be inaccurate"
+            attempt(exact)
+            if exact.status != cp.OPTIMAL:
+                w = cp.Variable(rank)
+                rho = _PRIOR_WEIGHT * S[0]
+                problem, y = program(w, cp.sum_squares(w - target)
+                                     + rho ** 2 * cp.sum_squares(m))
+                attempt(problem)
+    except cp.error.SolverError as err:
+        raise AnalysisError('the physically consistent solve failed: %s' % err) from None
+    iterations = count[0]
+    solver = {'status': problem.status, 'iterations': iterations,
+              'seconds': time.perf_counter() - t0, 'exact': problem is exact}
+    if problem.status != cp.OPTIMAL or y.value is None:
+        raise AnalysisError('the physically consistent solve did not converge (%s after %s '
+                            'iterations of at most %d); nothing written'
+                            % (problem.status, iterations, max_iterations))
+    y = np.asarray(y.value, dtype=float)
     # the solver keeps bounded values a hair inside their bound: a value there is the bound
-    at_bound = np.isfinite(lower) & (x[drive] < lower + 1e-9)
-    x[drive[at_bound]] = lower[at_bound]
-    return x, opt
+    y[bounded] = np.maximum(y[bounded], 0.0)
+    return scale * y, solver
+
+
+def _pseudo_inertia(cp, theta):
+    """Return the 4x4 pseudo-inertia of ten parameters as a cvxpy expression (:mod:`.inertia`)."""
+    m, hx, hy, hz, ixx, ixy, ixz, iyy, iyz, izz = (theta[k] for k in range(10))
+    half = 0.5 * (ixx + iyy + izz)
+    return cp.bmat([[half - ixx, -ixy, -ixz, hx], [-ixy, half - iyy, -iyz, hy],
+                    [-ixz, -iyz, half - izz, hz], [hx, hy, hz, m]])
