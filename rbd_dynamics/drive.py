@@ -37,7 +37,8 @@ def drive_torques(qd, qdd=None, viscous=0.0, coulomb=0.0, armature=0.0,
     armature
         ``(nv,)`` or scalar reflected rotor inertia [kg m^2 or kg].
     coulomb_velocity
-        width of the smooth sign, > 0 [rad/s or m/s].
+        ``(nv,)`` or scalar width of the smooth sign, > 0 [rad/s or m/s]: joints' friction
+        changes sign over different speeds.
 
     Returns
     -------
@@ -46,14 +47,15 @@ def drive_torques(qd, qdd=None, viscous=0.0, coulomb=0.0, armature=0.0,
     Raises
     ------
     ValueError
-        ``coulomb_velocity`` is not a positive finite number.
+        ``coulomb_velocity`` is not positive and finite.
 
     """
-    if not (np.isfinite(coulomb_velocity) and coulomb_velocity > 0.0):
-        raise ValueError('coulomb_velocity must be a positive finite number, got %r'
+    width = np.asarray(coulomb_velocity, dtype=float)
+    if not (np.isfinite(width).all() and (width > 0.0).all()):
+        raise ValueError('coulomb_velocity must be positive finite numbers, got %r'
                          % (coulomb_velocity,))
     qd = np.asarray(qd, dtype=float)
-    tau = viscous * qd + coulomb * np.tanh(qd / coulomb_velocity)
+    tau = viscous * qd + coulomb * np.tanh(qd / width)
     if qdd is not None:
         tau = tau + armature * np.asarray(qdd, dtype=float)
     return np.asarray(tau, dtype=float)

@@ -84,7 +84,8 @@ class Config:
     drive_velocity
         one of :data:`DRIVE_VELOCITIES`.
     coulomb_velocity
-        width of the smooth sign [rad/s or m/s].
+        width of the smooth sign [rad/s or m/s]: one for every joint, or a list in ``joints``
+        order.
     clamp
         clamp the command to the effort limits.
     effort_rate
@@ -152,6 +153,10 @@ def check_lengths(config, count):
     for name, values in config.per_joint.items():
         if len(values) not in (0, count):
             return '%s has %d entries, joints has %d' % (name, len(values), count)
+    width = config.coulomb_velocity
+    if np.ndim(width) and len(width) != count:
+        return 'drive.coulomb_velocity has %d entries, joints has %d (give one width, or one ' \
+            'per joint)' % (len(width), count)
     return ''
 
 
@@ -175,7 +180,7 @@ class Setup:
         ``rows``, or ``None`` when the outputs are in model order.
     kp, kd
         ``(nv,)`` gains in model order, zero outside ``joints``.
-    viscous, coulomb, armature
+    viscous, coulomb, armature, coulomb_velocity
         ``(nv,)`` drive coefficients in model order.
     effort_limits
         ``(len(joints),)`` limits of the outputs, ``inf`` for none.
@@ -235,6 +240,7 @@ class Setup:
         self.viscous = self._model_order(lists['drive.viscous'], model.damping)
         self.coulomb = self._model_order(lists['drive.coulomb'], model.friction)
         self.armature = self._model_order(lists['drive.armature'], np.zeros(model.nv))
+        self.coulomb_velocity = self._coulomb_velocity(config.coulomb_velocity)
         limits = self._model_order(lists['limits.effort'], model.effort_limits)[self.rows]
         limits[limits == 0.0] = np.inf  # 0: unlimited, as in a URDF
         self.effort_limits = limits
@@ -271,6 +277,20 @@ class Setup:
                              % (link, ', '.join(sorted(model.link_body))))
         self.wrench_link = link
 
+    def _coulomb_velocity(self, value):
+        """``(nv,)`` widths in model order of one width or a list in ``joints`` order."""
+        if np.ndim(value) == 0:
+            widths = np.full(self.model.nv, float(value))
+        else:
+            if len(value) != len(self.joints):
+                raise ValueError('drive.coulomb_velocity has %d entries, joints has %d (give '
+                                 'one width, or one per joint)' % (len(value), len(self.joints)))
+            widths = self._model_order(value, np.full(self.model.nv, COULOMB_VELOCITY))
+        if not (np.isfinite(widths).all() and (widths > 0.0).all()):
+            raise ValueError('drive.coulomb_velocity must be finite numbers > 0, got %r'
+                             % (value,))
+        return widths
+
     def _model_order(self, values, default):
         """Return a ``joints``-order list as a model-order array; the default where not given."""
         out = np.array(default, dtype=float)
@@ -285,7 +305,7 @@ class Setup:
     def drive_torques(self, qd, qdd):
         """Drive torques ``(..., nv)`` with this setup's coefficients, model order."""
         return drive_torques(qd, qdd, self.viscous, self.coulomb, self.armature,
-                             self.config.coulomb_velocity)
+                             self.coulomb_velocity)
 
 
 class Output:

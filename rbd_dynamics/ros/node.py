@@ -258,7 +258,8 @@ class DynamicsNode(Node):
     def _declare(self, spec):
         """Declare one parameter of the table; an invalid override falls back to the default."""
         descriptor = ParameterDescriptor(description=spec.description, read_only=spec.read_only,
-                                         additional_constraints=spec.constraints)
+                                         additional_constraints=spec.constraints,
+                                         dynamic_typing=spec.dynamic)
         if spec.float_range is not None:
             descriptor.floating_point_range = [FloatingPointRange(
                 from_value=spec.float_range[0], to_value=spec.float_range[1], step=0.0)]
@@ -289,6 +290,8 @@ class DynamicsNode(Node):
     def _as_value(spec, value):
         if value is None:
             return list(spec.default) if isinstance(spec.default, list) else spec.default
+        if spec.dynamic:  # a number, or a sequence of them (rclpy gives array.array)
+            return value if isinstance(value, (bool, int, float, str)) else list(value)
         return list(value) if isinstance(spec.default, list) else value
 
     def _declare_parameters(self):

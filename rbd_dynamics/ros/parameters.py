@@ -51,11 +51,14 @@ class Spec:
         the descriptor's ``additional_constraints`` text.
     float_range, int_range
         ``(from, to)`` for the descriptor, or ``None``.
+    dynamic
+        the parameter takes its type from its value (a number or a list of numbers): declared
+        with ``dynamic_typing``.
 
     """
 
     def __init__(self, name, default, ptype, description, effect, check=None, constraints='',
-                 float_range=None, int_range=None):
+                 float_range=None, int_range=None, dynamic=False):
         self.name = name
         self.default = default
         self.ptype = ptype
@@ -65,6 +68,7 @@ class Spec:
         self.constraints = constraints
         self.float_range = float_range
         self.int_range = int_range
+        self.dynamic = dynamic
 
     @property
     def read_only(self):
@@ -92,6 +96,15 @@ def _finite(count=None, minimum=None, strict=False):
                 return 'must be %s %g, got %r' % ('>' if strict else '>=', minimum, value)
         return ''
     return check
+
+
+def _widths(value):
+    """Check one positive width, or a non-empty list of them (one per joint)."""
+    if isinstance(value, (list, tuple)):
+        return _finite(0, 0.0, strict=True)(value) if value else 'must not be an empty list'
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 'must be a number or a list of numbers, got %r' % (value,)
+    return _finite(minimum=0.0, strict=True)(value)
 
 
 def _no_duplicates(value):
@@ -150,8 +163,9 @@ PARAMETERS = (
          '[N m or N]; empty: the URDF <dynamics friction>', SETUP, _finite(0, 0.0),
          NON_NEGATIVE_LIST),
     Spec('drive.coulomb_velocity', 0.01, T.DOUBLE, 'width of the smooth sign of Coulomb '
-         'friction, tanh(qd / coulomb_velocity) [rad/s or m/s]', SETUP,
-         _finite(minimum=0.0, strict=True), '> 0'),
+         'friction, tanh(qd / coulomb_velocity) [rad/s or m/s]: one for every joint, or one '
+         'per joint in joints order', SETUP, _widths, '> 0, one or len(joints) numbers',
+         dynamic=True),
     Spec('drive.armature', [], T.DOUBLE_ARRAY, 'rotor inertia reflected through the gear per '
          'joint in joints order [kg m^2 or kg]; empty: zero', SETUP, _finite(0, 0.0),
          NON_NEGATIVE_LIST),

@@ -117,6 +117,47 @@ def test_drive_compensation(node, model):
     assert close(got[0].effort, rbd.rnea(model, q, qd, qdd))
 
 
+WIDTHS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.05, 0.03, 0.005]
+
+
+@pytest.mark.params(dict(DRIVE, **{'drive.coulomb_velocity': WIDTHS}))
+def test_a_friction_width_per_joint(node, model):
+    """``drive.coulomb_velocity``: one width per joint, from the parameters file and at runtime."""
+    process, peer = node
+    rng = np.random.default_rng(2)
+    q, q_d = rng.uniform(-0.5, 0.5, (2, model.nv))
+    qd = np.array([0.01, -0.02, 0.03, -0.05, 0.1, -0.01, 0.02, 0.004])  # in the transitions
+    peer.desired(model.joint_names, np.zeros(model.nv), q_d, qd)
+    qdd = 30.0 * (q_d - q)
+    coefficients = [DRIVE['drive.%s' % k] for k in ('viscous', 'coulomb', 'armature')]
+
+    def expect(widths):
+        return rbd.rnea(model, q, qd, qdd) + rbd.drive_torques(qd, qdd, *coefficients,
+                                                               coulomb_velocity=widths)
+
+    assert not np.allclose(expect(np.array(WIDTHS)), expect(0.05), atol=1e-3)
+    got = answer(peer, model, q, qd, lambda ff, g, c: close(ff, expect(np.array(WIDTHS))))
+    assert got is not None and close(got[0].effort, expect(np.array(WIDTHS))), process.log()
+    # one width for every joint again, then another list, at runtime
+    (result,) = peer.set_parameters(**{'drive.coulomb_velocity': 0.05})
+    assert result.successful, result.reason
+    got = answer(peer, model, q, qd, lambda ff, g, c: close(ff, expect(0.05)))
+    assert got is not None and close(got[0].effort, expect(0.05))
+    widths = list(reversed(WIDTHS))
+    (result,) = peer.set_parameters(**{'drive.coulomb_velocity': widths})
+    assert result.successful, result.reason
+    got = answer(peer, model, q, qd, lambda ff, g, c: close(ff, expect(np.array(widths))))
+    assert got is not None and close(got[0].effort, expect(np.array(widths)))
+    # refused: the wrong number of widths, a non-positive one, an empty list
+    for bad in ([0.05] * 3, [0.05] * 7 + [0.0], []):
+        (result,) = peer.set_parameters(
+            Parameter('drive.coulomb_velocity', Parameter.Type.DOUBLE_ARRAY, bad))
+        assert not result.successful, bad
+        assert 'drive.coulomb_velocity' in result.reason, result.reason
+    got = exchange(peer, model.joint_names, q, qd)
+    assert close(got[0].effort, expect(np.array(widths)))
+
+
 LIMITS = {'limits.clamp': True, 'limits.effort': [5.0, 5.0, 0.0, 5.0, 5.0, 5.0, 5.0, 5.0],
           'command_output': 'gravity_compensation'}
 
