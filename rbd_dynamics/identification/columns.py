@@ -77,7 +77,8 @@ class Layout:
     model
         the :class:`~rbd_dynamics.Model`.
     coulomb_velocity
-        width of the smooth sign of Coulomb friction [rad/s or m/s].
+        ``(nv,)`` width of the smooth sign of Coulomb friction per joint [rad/s or m/s] (one
+        number given: every joint's).
     names
         ``(p,)`` column names: ``'<link>.<parameter>'`` (:data:`PARAMETER_NAMES`, body
         after body in ``model.body_links`` order) then ``'<joint>.<term>'`` for the drive.
@@ -103,10 +104,16 @@ class Layout:
 
     def __init__(self, model, coulomb_velocity=COULOMB_VELOCITY, offset=True, armature=True,
                  seed=0):
-        if not (np.isfinite(coulomb_velocity) and coulomb_velocity > 0):
-            raise AnalysisError('coulomb_velocity must be positive, got %r' % coulomb_velocity)
+        widths = np.asarray(coulomb_velocity, dtype=float)
+        if widths.ndim and widths.shape != (model.nv,):
+            raise AnalysisError('coulomb_velocity needs one width or %d, got %d'
+                                % (model.nv, widths.size))
+        widths = np.broadcast_to(widths, (model.nv,))
+        if not (np.isfinite(widths).all() and (widths > 0).all()):
+            raise AnalysisError('coulomb_velocity must be positive, got %r'
+                                % (coulomb_velocity,))
         self.model = model
-        self.coulomb_velocity = float(coulomb_velocity)
+        self.coulomb_velocity = widths.copy()
         nv, nb = model.nv, model.nb
         self.n_links = 10 * nb
         rng = np.random.default_rng(seed)
@@ -117,7 +124,7 @@ class Layout:
         candidates = [('viscous', j) for j in range(nv)] + [('coulomb', j) for j in range(nv)]
         if offset:
             candidates += [('offset', j) for j in range(nv)]
-        columns = {'viscous': qd, 'coulomb': np.tanh(qd / self.coulomb_velocity),
+        columns = {'viscous': qd, 'coulomb': np.tanh(qd / widths),
                    'armature': qdd, 'offset': np.ones_like(qd)}
 
         def drive_block(terms):
@@ -237,7 +244,7 @@ class Layout:
             if term == 'viscous':
                 A[..., j, c] = qd[..., j]
             elif term == 'coulomb':
-                A[..., j, c] = np.tanh(qd[..., j] / self.coulomb_velocity)
+                A[..., j, c] = np.tanh(qd[..., j] / self.coulomb_velocity[j])
             elif term == 'armature':
                 A[..., j, c] = qdd[..., j]
             else:

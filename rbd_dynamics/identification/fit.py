@@ -369,35 +369,35 @@ def _consistent(layout, Rw, x_prior, scale, max_iterations):
 
     def attempt(problem):
         # the tolerances in turn: an interior point that stalls short of the tightest one
-        # (rounding in a poorly excited direction) is tried again at the next
+        # (rounding in a poorly excited direction), or fails on it, is tried again at the next
         for tolerance in _TOLERANCES:
-            problem.solve(solver='CLARABEL', max_iter=int(max_iterations),
-                          tol_gap_abs=tolerance, tol_gap_rel=tolerance, tol_feas=tolerance)
+            try:
+                problem.solve(solver='CLARABEL', max_iter=int(max_iterations),
+                              tol_gap_abs=tolerance, tol_gap_rel=tolerance, tol_feas=tolerance)
+            except cp.error.SolverError:
+                continue
             count[0] += problem.solver_stats.num_iters or 0
             if problem.status != cp.OPTIMAL_INACCURATE:
                 return
 
     exact, y = program(target, cp.sum_squares(m))
     problem = exact
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter('ignore', UserWarning)  # cvxpy's "may be inaccurate"
-            attempt(exact)
-            if exact.status != cp.OPTIMAL:
-                w = cp.Variable(rank)
-                rho = _PRIOR_WEIGHT * S[0]
-                problem, y = program(w, cp.sum_squares(w - target)
-                                     + rho ** 2 * cp.sum_squares(m))
-                attempt(problem)
-    except cp.error.SolverError as err:
-        raise AnalysisError('the physically consistent solve failed: %s' % err) from None
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', UserWarning)  # cvxpy's "may be inaccurate"
+        attempt(exact)
+        if exact.status != cp.OPTIMAL:
+            w = cp.Variable(rank)
+            rho = _PRIOR_WEIGHT * S[0]
+            problem, y = program(w, cp.sum_squares(w - target) + rho ** 2 * cp.sum_squares(m))
+            attempt(problem)
     iterations = count[0]
     solver = {'status': problem.status, 'iterations': iterations,
               'seconds': time.perf_counter() - t0, 'exact': problem is exact}
     if problem.status != cp.OPTIMAL or y.value is None:
         raise AnalysisError('the physically consistent solve did not converge (%s after %s '
                             'iterations of at most %d); nothing written'
-                            % (problem.status, iterations, max_iterations))
+                            % (problem.status or 'the solver failed', iterations,
+                               max_iterations))
     y = np.asarray(y.value, dtype=float)
     # the solver keeps bounded values a hair inside their bound: a value there is the bound
     y[bounded] = np.maximum(y[bounded], 0.0)

@@ -78,9 +78,10 @@ def _parser():
     add_recording_options(parser)
     parser.add_argument('--out', default='.', metavar='DIR',
                         help='output directory (default: the current one)')
-    parser.add_argument('--coulomb-velocity', type=float, default=COULOMB_VELOCITY,
-                        help='width of the smooth sign of Coulomb friction [rad/s] '
-                             "(default: %(default)s, the node's)")
+    parser.add_argument('--coulomb-velocity', type=float, default=None,
+                        help='width of the smooth sign of Coulomb friction [rad/s; a tenth in '
+                             'm/s for prismatic joints], the same for every joint (default: '
+                             'identified per joint)')
     parser.add_argument('--min-speed', type=float, default=DEFAULT_MIN_SPEED,
                         help="a joint's samples slower than this are left out of the fit and "
                              'of the moving-state error: a joint at rest sticks [rad/s; a '
@@ -224,17 +225,39 @@ class _StackProgress:
             sys.stderr.write('\n')
 
 
-def predictions(model, identified_model, result, recording, coulomb_velocity):
-    """Return the ``(description, identified)`` efforts ``(n, nv)`` along a recording."""
+def friction_widths(model, recordings, offset, armature):
+    """
+    Identify the width of every joint's smooth sign (:func:`.friction.coulomb_widths`).
+
+    On an even subsample of all states of ``recordings``, the slow ones included (``--min-speed``
+    leaves them out of the fit, but the change of sign the width describes happens there),
+    starting from the node's default width.
+    """
+    from .friction import coulomb_widths, SUBSAMPLE_STATES
+    total = sum(len(r) for r in recordings)
+    stride = max(1, int(np.ceil(total / SUBSAMPLE_STATES)))
+    parts = [np.concatenate([getattr(r, name)[::stride] for r in recordings])
+             for name in ('q', 'qd', 'qdd', 'effort')]
+    return coulomb_widths(model, *parts, np.ones(parts[0].shape, dtype=bool), COULOMB_VELOCITY,
+                          offset, armature)
+
+
+def predictions(model, identified_model, result, recording):
+    """
+    Return the ``(description, identified)`` efforts ``(n, nv)`` along a recording.
+
+    The description's with its ``<dynamics>`` friction at the node's default width; the
+    identified model's with the identified drive and widths, and the effort offsets.
+    """
     from ..drive import drive_torques
     from ..dynamics import rnea
     r = recording
     nominal = rnea(model, r.q, r.qd, r.qdd) + drive_torques(
-        r.qd, r.qdd, model.damping, model.friction, 0.0, coulomb_velocity)
+        r.qd, r.qdd, model.damping, model.friction, 0.0, COULOMB_VELOCITY)
     d = result.drive
     identified = rnea(identified_model, r.q, r.qd, r.qdd) + drive_torques(
-        r.qd, r.qdd, d['viscous'], d['coulomb'], d['armature'], coulomb_velocity) \
-        + d['offset']
+        r.qd, r.qdd, d['viscous'], d['coulomb'], d['armature'],
+        result.layout.coulomb_velocity) + d['offset']
     return nominal, identified
 
 
@@ -255,7 +278,8 @@ def run(args, out=None):
         raise AnalysisError(str(err)) from None
     if len(tokens) < 2:
         raise AnalysisError('identify needs a robot description and at least one bag')
-    if not args.window > 0 or not args.max_gap > 0 or not args.coulomb_velocity > 0:
+    if not args.window > 0 or not args.max_gap > 0 or not (
+            args.coulomb_velocity is None or args.coulomb_velocity > 0):
         raise AnalysisError('--window, --max-gap and --coulomb-velocity must be positive')
     min_speed = args.min_speed
     if not (np.isfinite(min_speed) and min_speed >= 0):
@@ -274,12 +298,17 @@ def run(args, out=None):
     else:
         fit, validation = split_holdout(recordings)
         held = 'the last fifth of the data, held out of the fit'
+    keep, every_speed = fitted_rows(model, fit, min_speed, args.window)
     t0 = time.perf_counter()
-    layout = idf.Layout(model, args.coulomb_velocity, offset=not args.no_offset,
-                        armature=not args.no_armature)
+    widths = args.coulomb_velocity
+    if widths is None:
+        with idf.blas_threads(1):
+            widths = friction_widths(model, fit, not args.no_offset, not args.no_armature)
+        timing['friction widths'] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+    layout = idf.Layout(model, widths, offset=not args.no_offset, armature=not args.no_armature)
     stack = idf.Stack(layout)
     progress = _StackProgress(sum(len(r) for r in fit))
-    keep, every_speed = fitted_rows(model, fit, min_speed, args.window)
     with idf.blas_threads(1):
         for r, k in zip(fit, keep):
             stack.add(r.q, r.qd, r.qdd, r.effort, progress=progress.chunk, keep=k)
@@ -311,8 +340,7 @@ def run(args, out=None):
     t0 = time.perf_counter()
     rows = []
     for r in validation:
-        nominal, identified = predictions(model, identified_model, result, r,
-                                          args.coulomb_velocity)
+        nominal, identified = predictions(model, identified_model, result, r)
         rows.append((r, nominal, identified))
     unconstrained = unconstrained_error(result, validation)
     timing['validation'] = time.perf_counter() - t0
@@ -323,7 +351,7 @@ def run(args, out=None):
         notes.append('Effort offsets (a sensor nuisance, not a node parameter): %s'
                      % ', '.join('%.4g' % v for v in result.drive['offset']))
     drive_text = drive_yaml(model.joint_names, result.drive['viscous'], result.drive['coulomb'],
-                            result.drive['armature'], args.coulomb_velocity, notes)
+                            result.drive['armature'], layout.coulomb_velocity, notes)
     written = _write_all(args.out, {
         URDF_NAME: text_out, DRIVE_NAME: drive_text,
         CSV_NAME: lambda path: _write_csv(path, model.joint_names, rows),
@@ -552,9 +580,9 @@ def summary(model, result, stack, rows, held, bags, timing, min_speed=0.0,
                          '%s' % (100 * MIN_STEADY_SHARE,
                                  ', '.join(model.joint_names[j] for j in every_speed)))
     d = result.drive
-    lines.append('drive: viscous %s; coulomb %s; armature %s' % tuple(
-        '[%s]' % ', '.join('%.4g' % v for v in d[k]) for k in ('viscous', 'coulomb',
-                                                               'armature')))
+    lines.append('drive: viscous %s; coulomb %s; coulomb_velocity %s; armature %s' % tuple(
+        '[%s]' % ', '.join('%.4g' % v for v in values) for values in (
+            d['viscous'], d['coulomb'], layout.coulomb_velocity, d['armature'])))
     if ('offset', 0) in layout.drive:
         lines.append('effort offsets (reported, not in drive.yaml): [%s]'
                      % ', '.join('%.4g' % v for v in d['offset']))

@@ -20,12 +20,15 @@ mass in the link's axes.
 import json
 import xml.etree.ElementTree as ET
 
+import numpy as np
+
 from .inertia import link_inertial
 from ..analysis import AnalysisError
 
 URDF_NAME = 'identified.urdf'
 DRIVE_NAME = 'drive.yaml'
-NODE_NAME = 'rbd_dynamics'
+#: The parameters file's node key: any node name (the node may be started under another).
+NODE_KEY = '/**'
 
 
 def _number(value):
@@ -109,11 +112,12 @@ def drive_yaml(joint_names, viscous, coulomb, armature, coulomb_velocity, notes=
 
     lines = ['# %s' % note for note in notes]
     lines += ['# Set drive.compensate: true to add the drive torques to ~/feedforward.',
-              '%s:' % NODE_NAME, '  ros__parameters:',
+              '%s:' % NODE_KEY, '  ros__parameters:',
               '    joints: [%s]' % ', '.join(json.dumps(name) for name in joint_names),
               '    drive:',
               '      viscous: %s' % values(viscous),
               '      coulomb: %s' % values(coulomb),
-              '      coulomb_velocity: %r' % float(coulomb_velocity),
+              '      coulomb_velocity: %s' % values(np.broadcast_to(
+                  np.asarray(coulomb_velocity, dtype=float), (len(joint_names),))),
               '      armature: %s' % values(armature)]
     return '\n'.join(lines) + '\n'

@@ -238,6 +238,37 @@ def test_wrong_description_and_unknown_friction_within_one_percent(arm):
     assert (idf.consistency_margin(own) >= -1e-12).all()
 
 
+def test_friction_widths_per_joint_are_recovered(arm):
+    """
+    Every joint its own width of the smooth sign: found within 10 %, and then the fit exact.
+
+    Noise-free efforts of the true arm with widths from 0.005 to 0.2 rad/s; the search starts
+    from the node's 0.01 for every joint.
+    """
+    from rbd_dynamics.identification.friction import coulomb_widths
+    text, nominal, _, true, limits = arm
+    nv = nominal.nv
+    widths = np.array([0.005, 0.02, 0.05, 0.1, 0.2, 0.03, 0.012, 0.004])[:nv]
+    layout = idf.Layout(nominal)
+    drive = true_drive(layout)
+    t = np.arange(0.0, 30.0, 0.005)
+    q, qd, qdd = Motion(nominal, limits, seed=3)(t)
+    tau = efforts(true, q, qd, qdd, coulomb_velocity=widths, **drive)
+    found = coulomb_widths(nominal, q, qd, qdd, tau, np.ones(q.shape, dtype=bool), 0.01)
+    arm_joints = [j for j, kind in enumerate(nominal.joint_types) if kind != 'prismatic']
+    np.testing.assert_allclose(found[arm_joints], widths[arm_joints], rtol=0.1)
+    # with the found widths the efforts are explained: the widths are what made the difference
+    for width, bound in ((found, 1e-3), (0.01, None)):
+        layout = idf.Layout(nominal, width)
+        stack = idf.Stack(layout).add(q, qd, qdd, tau)
+        result = idf.solve(stack)
+        share = np.sqrt(stack.residual_square(result.x).sum() / stack.tau_square.sum())
+        if bound is not None:
+            assert share < bound, share
+            fitted = share
+    assert share > 10 * fitted
+
+
 def test_pseudo_inertia_round_trip_and_consistency():
     """The pseudo-inertia and the ten parameters map to each other; PSD is physical."""
     rng = np.random.default_rng(0)
@@ -331,9 +362,13 @@ def test_identify_writes_a_description_urdfdom_reads(arm, bags, tmp_path, capsys
 
     # drive.yaml: the node's parameter names, the friction found
     params = yaml.safe_load((out / 'drive.yaml').read_text())
-    node = params['rbd_dynamics']['ros__parameters']
+    node = params['/**']['ros__parameters']
     assert node['joints'] == list(nominal.joint_names)
     assert set(node['drive']) == {'viscous', 'coulomb', 'coulomb_velocity', 'armature'}
+    # a width per joint, identified: the data's 0.01 rad/s where the joint moves
+    widths = np.array(node['drive']['coulomb_velocity'])
+    assert widths.shape == (nominal.nv,) and (widths > 0).all()
+    assert np.allclose(widths[:7], 0.01, rtol=0.25), widths
     arm_joints = slice(0, 7)  # the gripper's finger moves little and carries little
     assert np.allclose(node['drive']['viscous'][arm_joints], bags['viscous'][arm_joints],
                        rtol=0.1, atol=0.05)
@@ -454,7 +489,10 @@ def test_drive_yaml_is_a_node_parameters_file(tmp_path):
     names = ['joint1', 'on', '2', 'a: b']
     path.write_text(drive_yaml(names, [0.5, 1, 0, 0], [0, 2.5, 0, 0], [0.01, 0, 0, 0], 0.02,
                                ['a note']))
-    values = parameter.parameter_dict_from_yaml_file(str(path), target_nodes=['rbd_dynamics'])
+    # written for any node name (the node reads it from --params-file under its own name in
+    # test/node/test_node_real_robot.py)
+    assert path.read_text().count('/**:') == 1
+    values = parameter.parameter_dict_from_yaml_file(str(path), use_wildcard=True)
     # rclpy.parameter.Parameter objects holding rcl_interfaces ParameterValue messages
     values = {name: p.value for name, p in values.items()}
     assert list(values['joints'].string_array_value) == names
@@ -462,4 +500,9 @@ def test_drive_yaml_is_a_node_parameters_file(tmp_path):
     assert list(values['drive.viscous'].double_array_value) == [0.5, 1.0, 0.0, 0.0]
     assert list(values['drive.coulomb'].double_array_value) == [0.0, 2.5, 0.0, 0.0]
     assert list(values['drive.armature'].double_array_value) == [0.01, 0.0, 0.0, 0.0]
-    assert values['drive.coulomb_velocity'].double_value == 0.02
+    assert list(values['drive.coulomb_velocity'].double_array_value) == [0.02] * 4
+    path.write_text(drive_yaml(names, [0.5, 1, 0, 0], [0, 2.5, 0, 0], [0.01, 0, 0, 0],
+                               [0.02, 0.05, 1, 0.3]))
+    values = parameter.parameter_dict_from_yaml_file(str(path), use_wildcard=True)
+    assert list(values['drive.coulomb_velocity'].value.double_array_value) == \
+        [0.02, 0.05, 1.0, 0.3]

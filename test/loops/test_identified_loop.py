@@ -88,7 +88,7 @@ def test_identified_model_tracks_five_times_better(loop, tmp_path, capsys):
     assert errors['identified'] <= 0.01, errors
     assert 10 * errors['identified'] <= errors['description'], errors
     with open(out / 'drive.yaml') as stream:
-        drive = yaml.safe_load(stream)['rbd_dynamics']['ros__parameters']
+        drive = yaml.safe_load(stream)['/**']['ros__parameters']
     assert drive['joints'] == JOINTS
     rms = {'nominal': track(loop, '/identified_loop_nominal', {}, sim_params),
            'identified': track(loop, '/identified_loop_identified',

@@ -120,10 +120,27 @@ def test_drive_compensation(node, model):
 WIDTHS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.05, 0.03, 0.005]
 
 
-@pytest.mark.params(dict(DRIVE, **{'drive.coulomb_velocity': WIDTHS}))
-def test_a_friction_width_per_joint(node, model):
-    """``drive.coulomb_velocity``: one width per joint, from the parameters file and at runtime."""
-    process, peer = node
+@pytest.fixture
+def identified_drive(urdf, model, tmp_path):
+    """
+    Start the node with a ``drive.yaml`` as ``identify`` writes it (widths per joint).
+
+    The file's parameters are under ``/**`` (any node name): the node, started under its own
+    name in a namespace, reads them from ``--params-file``.
+    """
+    from rbd_dynamics.identification.writeback import drive_yaml
+    path = tmp_path / 'drive.yaml'
+    path.write_text(drive_yaml(model.joint_names, *(DRIVE['drive.%s' % k] for k in
+                                                    ('viscous', 'coulomb', 'armature')), WIDTHS))
+    params = {'robot_description': urdf, 'desired_timeout': 30.0, 'drive.compensate': True,
+              'kp': DRIVE['kp'], 'kd': DRIVE['kd']}
+    with ready_node(params, '/identified_drive', model, params_files=[str(path)]) as started:
+        yield started
+
+
+def test_a_friction_width_per_joint(identified_drive, model):
+    """``drive.coulomb_velocity``: one width per joint, from identify's file and at runtime."""
+    process, peer = identified_drive
     rng = np.random.default_rng(2)
     q, q_d = rng.uniform(-0.5, 0.5, (2, model.nv))
     qd = np.array([0.01, -0.02, 0.03, -0.05, 0.1, -0.01, 0.02, 0.004])  # in the transitions

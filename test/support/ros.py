@@ -320,13 +320,14 @@ def wait_ready(peer, model, timeout=120.0):
 
 
 @contextlib.contextmanager
-def ready_node(params, namespace, model, sensor_topics=()):
+def ready_node(params, namespace, model, sensor_topics=(), params_files=()):
     """
     Start the node and a peer in ``namespace``; yield ``(process, peer)`` once it answers.
 
-    Afterwards the peer is closed and the node stopped, which must exit cleanly.
+    ``params_files`` are given after ``params`` (``--params-file`` each). Afterwards the peer
+    is closed and the node stopped, which must exit cleanly.
     """
-    process = NodeProcess(params, namespace=namespace)
+    process = NodeProcess(params, namespace=namespace, params_files=params_files)
     peer = Peer(namespace, sensor_topics=sensor_topics)
     try:
         assert wait_ready(peer, model), process.log()
