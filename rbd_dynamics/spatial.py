@@ -74,6 +74,19 @@ def rpy_to_matrix(rpy):
     return out
 
 
+def matrix_to_rpy(R):
+    """
+    URDF roll-pitch-yaw angles of a rotation matrix: the inverse of :func:`rpy_to_matrix`.
+
+    ``(3, 3)`` -> ``(3,)``; pitch in ``[-pi/2, pi/2]`` (at +-pi/2 roll is taken as 0).
+    """
+    R = np.asarray(R, dtype=float)
+    pitch = np.arctan2(-R[2, 0], np.hypot(R[0, 0], R[1, 0]))
+    if np.hypot(R[0, 0], R[1, 0]) < 1e-12:  # gimbal lock: yaw and roll turn about one axis
+        return np.array([0.0, pitch, np.arctan2(-R[0, 1], R[1, 1])])
+    return np.array([np.arctan2(R[2, 1], R[2, 2]), pitch, np.arctan2(R[1, 0], R[0, 0])])
+
+
 def axis_angle_to_matrix(axis, angle):
     """
     Rotation by ``angle`` about the unit vector ``axis`` (Rodrigues' formula).

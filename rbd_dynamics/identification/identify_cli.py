@@ -21,9 +21,11 @@ import time
 
 import numpy as np
 
+from . import hold
+from .excite import urdf_limits
 from .stack import DEFAULT_MIN_SPEED
 from ..analysis import AnalysisError, exit_code, require
-from ..analysis.cli import add_recording_options
+from ..analysis.cli import _holds, add_recording_options
 from ..analysis.differentiate import DEFAULT_WINDOW
 from ..analysis.merge import DEFAULT_MAX_GAP
 from ..analysis.report import DEFAULT_PLOT_POINTS
@@ -78,6 +80,11 @@ def _parser():
     add_recording_options(parser)
     parser.add_argument('--out', default='.', metavar='DIR',
                         help='output directory (default: the current one)')
+    parser.add_argument('--hold', action='append', metavar='JOINT=VALUE',
+                        help='hold a joint fixed at this position [rad or m] (repeatable); '
+                             'joints not recorded, or standing still within 1 mrad (0.1 mm), '
+                             'are held without it: at their median, or at 0 within their '
+                             'limits')
     parser.add_argument('--coulomb-velocity', type=float, default=None,
                         help='width of the smooth sign of Coulomb friction [rad/s; a tenth in '
                              'm/s for prismatic joints], the same for every joint (default: '
@@ -100,6 +107,24 @@ def _parser():
     parser.add_argument('--plot-points', type=int, default=DEFAULT_PLOT_POINTS,
                         help='samples per plotted curve at most (default: %(default)s)')
     return parser
+
+
+def held_model(text, held, root_link=None):
+    """Return the model fitted: the description with the ``held`` joints fixed (compiled)."""
+    from ..model import Model
+    from ..precompile import CompileProgress
+    try:
+        model = Model.from_urdf(hold.held_description(text, held.values),
+                                root_link=root_link or None, compiled=False)
+    except AnalysisError:
+        raise
+    except Exception as err:  # UrdfError: a held joint the description cannot do without
+        raise AnalysisError('the description with %s held: %s'
+                            % (', '.join(held.values), err)) from None
+    progress = CompileProgress()
+    model.compile(progress=progress)
+    progress.finish()
+    return model
 
 
 def load_description(path, xacro_args=None, root_link=None):
@@ -128,21 +153,17 @@ def load_description(path, xacro_args=None, root_link=None):
     return text, model
 
 
-def read_recording(path, topic, model, window=DEFAULT_WINDOW, max_gap=DEFAULT_MAX_GAP,
-                   timing=None):
+def read_states(path, topic, model, timing=None):
     """
-    Read, merge and differentiate one bag as ``bag`` does; it must carry every joint's effort.
+    Read the joint states of one bag: a :class:`~rbd_dynamics.analysis.bag.BagJointStates`.
 
     Raises
     ------
     AnalysisError
-        unreadable or empty bag, joints the description does not have, a joint
-        of the model missing, no efforts.
+        unreadable or empty bag, joints the description does not have.
 
     """
     from ..analysis.bag import ProgressPrinter, read_joint_states
-    from ..analysis.merge import merge_joint_states
-    from ..analysis.pipeline import state_derivatives
     t0 = time.perf_counter()
     states = read_joint_states(path, topic, ProgressPrinter(sys.stderr, 'reading'))
     if not states.messages:
@@ -151,35 +172,68 @@ def read_recording(path, topic, model, window=DEFAULT_WINDOW, max_gap=DEFAULT_MA
         raise AnalysisError('%s: no usable joint states on %s (%s)' % (
             path, topic, '; '.join('%d messages: %s' % (n, r)
                                    for r, n in sorted(states.skipped.items()))))
+    if not any(g.effort is not None for g in states.groups):
+        raise AnalysisError('%s has no efforts: identification needs the measured efforts (the '
+                            'effort field of the joint states)' % path)
     recorded = {n for g in states.groups for n in g.names}
     foreign = sorted(recorded - set(model.joint_names) - set(model.mimic))
     if foreign:
         raise AnalysisError('%s records joints the description does not have: %s (is it a '
                             'recording of this robot? its joints: %s)'
                             % (path, ', '.join(foreign), ', '.join(model.joint_names)))
+    if timing is not None:
+        timing['reading'] = timing.get('reading', 0.0) + time.perf_counter() - t0
+    return states
+
+
+def recording(path, states, model, window=DEFAULT_WINDOW, max_gap=DEFAULT_MAX_GAP,
+              timing=None, held=()):
+    """
+    Merge and differentiate one bag's joint states as ``bag`` does: a :class:`Recording`.
+
+    ``model`` is the model fitted (the ``held`` joints fixed in it); every one of its joints
+    must be recorded with its effort.
+
+    Raises
+    ------
+    AnalysisError
+        a joint of the model missing, no efforts, too few states.
+
+    """
+    from ..analysis.merge import merge_joint_states
+    from ..analysis.pipeline import state_derivatives
+    t0 = time.perf_counter()
     try:
         merged = merge_joint_states(states.groups, model, max_gap)
     except AnalysisError as err:
         text = str(err).replace(
             '(hold them with --hold NAME=VALUE)',
-            '(identification needs every joint of the model recorded with its effort: record '
-            'them too, or identify with a description of the recorded joints only)')
+            '(identification needs every moving joint of the model recorded with its effort: '
+            'record them too, or hold them with --hold NAME=VALUE)')
         raise AnalysisError('%s: %s' % (path, text)) from None
     no_effort = [n for n in model.joint_names if n not in merged.effort]
     if no_effort:
         raise AnalysisError('%s has no efforts for %s: identification needs the measured '
                             'efforts (the effort field of the joint states)'
                             % (path, ', '.join(no_effort)))
-    t1 = time.perf_counter()
     qd, qdd = state_derivatives(merged, window)
     effort = np.column_stack([merged.effort[n] for n in model.joint_names])
     if timing is not None:
-        timing['reading'] = timing.get('reading', 0.0) + t1 - t0
         timing['differentiation'] = timing.get('differentiation', 0.0) \
-            + time.perf_counter() - t1
+            + time.perf_counter() - t0
     for note in merged.notes:
+        if note.startswith('ignored joints the model does not have: ') and set(
+                note.split(': ', 1)[1].split(', ')) <= set(held):
+            continue  # the held joints, said in the summary
         print('warning: %s: %s' % (path, note), file=sys.stderr)
     return Recording(path, merged.time, merged.q, qd, qdd, effort)
+
+
+def read_recording(path, topic, model, window=DEFAULT_WINDOW, max_gap=DEFAULT_MAX_GAP,
+                   timing=None):
+    """Read, merge and differentiate one bag of every joint of ``model`` (:func:`recording`)."""
+    return recording(path, read_states(path, topic, model, timing), model, window, max_gap,
+                     timing)
 
 
 def split_holdout(recordings, share=HOLDOUT):
@@ -288,16 +342,24 @@ def run(args, out=None):
     text, model = load_description(robot, xacro_args, args.root_link)
     from ..analysis.pipeline import check_model
     check_model(model)
-    recordings = [read_recording(b, args.topic, model, args.window, args.max_gap, timing)
-                  for b in bags]
+    states = [read_states(b, args.topic, model, timing) for b in bags]
+    checked = [read_states(b, args.topic, model, timing) for b in validate]
+    held = hold.choose(model, urdf_limits(text), states, _holds(args.hold))
+    if len(held.values) == model.nv:
+        raise idf.NotExcitedError('no joint of the model moves in the recordings (%s)'
+                                  % '; '.join(held.summary()), model.joint_names)
+    if held:
+        model = held_model(text, held, args.root_link)
+    recordings = [recording(b, s, model, args.window, args.max_gap, timing, held.values)
+                  for b, s in zip(bags, states)]
     if validate:
-        validation = [read_recording(b, args.topic, model, args.window, args.max_gap, timing)
-                      for b in validate]
+        validation = [recording(b, s, model, args.window, args.max_gap, timing, held.values)
+                      for b, s in zip(validate, checked)]
         fit = recordings
-        held = 'the --validate recordings'
+        held_out = 'the --validate recordings'
     else:
         fit, validation = split_holdout(recordings)
-        held = 'the last fifth of the data, held out of the fit'
+        held_out = 'the last fifth of the data, held out of the fit'
     keep, every_speed = fitted_rows(model, fit, min_speed, args.window)
     t0 = time.perf_counter()
     widths = args.coulomb_velocity
@@ -333,8 +395,9 @@ def run(args, out=None):
                     err.condition) from None
             raise
     text_out = identified_urdf(text, result.own_link_parameters())
-    identified_model = Model.from_urdf(text_out, root_link=args.root_link or None,
-                                       compiled=False)
+    identified_model = Model.from_urdf(hold.held_description(text_out, held.values)
+                                       if held else text_out,
+                                       root_link=args.root_link or None, compiled=False)
     identified_model.compile()
     timing['solving'] = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -357,8 +420,8 @@ def run(args, out=None):
         CSV_NAME: lambda path: _write_csv(path, model.joint_names, rows),
         PNG_NAME: lambda path: _plot(path, model.joint_names, rows, args.plot_points)})
     timing['writing'] = time.perf_counter() - t0
-    out.write(summary(model, result, stack, rows, held, len(bags), timing, min_speed,
-                      args.window, every_speed, unconstrained))
+    out.write(summary(model, result, stack, rows, held_out, len(bags), timing, min_speed,
+                      args.window, every_speed, unconstrained, held))
     out.write('wrote %s\n' % ', '.join(written))
     return 0, timing
 
@@ -534,14 +597,17 @@ def unconstrained_error(result, recordings, chunk=4096):
     return np.sqrt(sums[1] / sums[0]) if sums[0] > 0 else np.nan
 
 
-def summary(model, result, stack, rows, held, bags, timing, min_speed=0.0,
-            window=DEFAULT_WINDOW, every_speed=(), unconstrained=np.nan):
+def summary(model, result, stack, rows, held_out, bags, timing, min_speed=0.0,
+            window=DEFAULT_WINDOW, every_speed=(), unconstrained=np.nan, held=None):
     """Return the printed summary of an identification."""
     layout = result.layout
     lines = []
     validation = sum(len(r) for r, _, _ in rows)
     lines.append('identified from %d states (%d recording%s); validated on %d states (%s)'
-                 % (stack.samples, bags, 's' if bags > 1 else '', validation, held))
+                 % (stack.samples, bags, 's' if bags > 1 else '', validation, held_out))
+    if held:
+        lines.append('held (fixed joints; their links lumped into the body before them, '
+                     'their own <inertial> as described): %s' % '; '.join(held.summary()))
     lines.append('condition number of the base regressor: %.4g (%d base parameters of %d)'
                  % (result.condition, layout.rank, layout.p))
     effort, before, after = rms_errors(rows, model.nv)

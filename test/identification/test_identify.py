@@ -305,10 +305,32 @@ def bags(tmp_path_factory, arm):
         tau = efforts(true, q, qd, qdd, viscous, coulomb)
         tau += 0.01 * np.sqrt((tau ** 2).mean(axis=0)) * rng.normal(size=tau.shape)
         out[name] = write_joint_states(root / name, nominal.joint_names, t, q, qd, tau)
+    # joint4 swings; the others tremble by 0.01 rad (more than standing still: not held)
     t = np.arange(0.0, 10.0, 0.004)
-    q, qd, qdd = Motion(nominal, limits, seed=3, joints=['joint4'])(t)
+    motion = Motion(nominal, limits, seed=3)
+    others = np.array([n != 'joint4' for n in nominal.joint_names])
+    motion.amp[others] *= 0.01 / motion.amp[others].sum(axis=1, keepdims=True)
+    q, qd, qdd = motion(t)
     out['one joint'] = write_joint_states(root / 'one_joint', nominal.joint_names, t, q, qd,
                                           efforts(true, q, qd, qdd, viscous, coulomb))
+    # partial recordings: the finger never recorded in one, standing still in the other
+    finger = nominal.joint_names.index('left_finger_joint')
+    arm_joints = [n for n in nominal.joint_names if n != 'left_finger_joint']
+    for name, seed, duration, recorded in (('no finger', 3, 40.0, False),
+                                           ('still finger', 8, 10.0, True)):
+        t = np.arange(0.0, duration, 0.004)
+        motion = Motion(nominal, limits, seed=seed)
+        motion.amp[finger] = 0.0
+        q, qd, qdd = motion(t)
+        q[:, finger] = 0.0  # where the finger stands (held at 0 where it is not recorded)
+        tau = efforts(true, q, qd, qdd, viscous, coulomb)
+        tau += 0.01 * np.sqrt((tau ** 2).mean(axis=0)) * rng.normal(size=tau.shape)
+        columns = [nominal.joint_names.index(n) for n in arm_joints]
+        if recorded:
+            columns = slice(None)
+        names = list(nominal.joint_names) if recorded else arm_joints
+        out[name] = write_joint_states(root / name.replace(' ', '_'), names, t,
+                                       q[:, columns], qd[:, columns], tau[:, columns])
     return out
 
 
@@ -389,6 +411,68 @@ def test_a_solve_that_does_not_converge_exits_1_and_writes_nothing(bags, tmp_pat
     assert not out.exists() and os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize('fit, check', [('no finger', 'still finger'),
+                                        ('still finger', 'no finger')])
+def test_a_gripper_not_recorded_or_standing_still_is_held(arm, bags, fit, check, tmp_path,
+                                                          capsys):
+    """
+    The finger missing from one recording and standing still in the other: held, not refused.
+
+    In either role (fit or validation): the model is identified with the finger fixed where it
+    stands, the summary names it, and the written description keeps every joint as it was.
+    """
+    text, nominal, _, true, _ = arm
+    out = tmp_path / 'out'
+    code = identify_cli.main([demo_urdf_path(), bags[fit], '--validate', bags[check],
+                              '--out', str(out)])
+    stdout, stderr = capsys.readouterr()
+    assert code == 0, stderr
+    held = re.search(r'^held .*: (.*)$', stdout, re.M)
+    assert held, stdout
+    reason = 'never recorded' if fit == 'no finger' else 'standing still within 0.1 mm'
+    assert held.group(1) == 'left_finger_joint at 0 (%s)' % reason
+    assert 'left_finger_joint' not in stderr  # no warning about the joint the bag lacks
+    identified = (out / 'identified.urdf').read_text()
+    joints = {j.get('name'): j.get('type') for j in ET.fromstring(identified).iter('joint')}
+    assert joints == {j.get('name'): j.get('type') for j in ET.fromstring(text).iter('joint')}
+    cost = re.search(r'validation error ([0-9.]+) % consistent', stdout)
+    assert float(cost.group(1)) < 2.0, stdout  # 1 % noise
+
+
+def test_the_written_description_gives_back_the_identified_parameters(arm):
+    """
+    ``identified.urdf`` read again: every body's parameters are the identified ones.
+
+    With the finger held (its links lumped into the hand's body, their own links as described)
+    and armature identified, the description written back and held again has exactly the
+    parameters the identification found, body by body.
+    """
+    from rbd_dynamics.identification import hold
+    from rbd_dynamics.identification.writeback import identified_urdf
+    text, nominal, true_text, _, limits = arm
+    held = {'left_finger_joint': 0.01}
+    model = rbd.Model.from_urdf(hold.held_description(text, held), compiled=False)
+    true_held = rbd.Model.from_urdf(hold.held_description(true_text, held), compiled=False)
+    assert model.nv == nominal.nv - 1 and model.nb < nominal.nb
+    layout = idf.Layout(model)
+    drive = true_drive(layout)
+    assert drive['armature'].any()  # armature identified on some joints
+    t = np.arange(0.0, 20.0, 0.005)
+    q, qd, qdd = Motion(model, limits, seed=5)(t)
+    tau = efforts(true_held, q, qd, qdd, coulomb_velocity=layout.coulomb_velocity, **drive)
+    result = idf.solve(idf.Stack(layout).add(q, qd, qdd, tau))
+    written = identified_urdf(text, result.own_link_parameters())
+    again = rbd.Model.from_urdf(hold.held_description(written, held), compiled=False)
+    body = result.body_parameters().reshape(-1)
+    np.testing.assert_allclose(again.inertial_parameters(), body, rtol=1e-12,
+                               atol=1e-12 * np.abs(body).max())
+    # the held links keep their description
+    full = rbd.Model.from_urdf(written, compiled=False)
+    for link in ('left_finger', 'right_finger'):
+        assert np.array_equal(full.runtime.link_inertia[link],
+                              nominal.runtime.link_inertia[link])
+
+
 def test_single_joint_motion_exits_3_naming_the_joints(bags, tmp_path, capsys):
     code = identify_cli.main([demo_urdf_path(), bags['one joint'], '--out', str(tmp_path)])
     err = capsys.readouterr().err
@@ -436,9 +520,10 @@ def bad_bags(tmp_path_factory, arm):
         'empty': (write_joint_states(root / 'empty', names, t[:0], q[:0], q[:0], q[:0]),
                   'no messages'),
         'unreadable': (str(text_file), 'not a readable rosbag2'),
-        'a joint missing': (write_joint_states(root / 'missing', names[:7], t, q[:, :7],
-                                               q[:, :7], q[:, :7]),
-                            'left_finger_joint never appear'),
+        # a validation recording without a joint the fit moves
+        'a joint missing': (write_joint_states(root / 'missing', names[:3] + names[4:], t,
+                                               q[:, 1:], q[:, 1:], q[:, 1:]),
+                            'joint4 never appear'),
         'another robot': (write_joint_states(root / 'other_robot', ['a', 'b'], t,
                                              np.zeros((len(t), 2)), np.zeros((len(t), 2)),
                                              np.zeros((len(t), 2))), 'a, b'),
@@ -450,8 +535,8 @@ def bad_bags(tmp_path_factory, arm):
 def test_bad_input_exits_1_and_writes_nothing(bags, bad_bags, case, tmp_path, capsys):
     bag, expected = bad_bags[case]
     out = tmp_path / 'out'
-    args = [demo_urdf_path(), bags['fit'], '--validate', bag] if case == 'another robot' \
-        else [demo_urdf_path(), bag]
+    args = [demo_urdf_path(), bags['fit'], '--validate', bag] \
+        if case in ('another robot', 'a joint missing') else [demo_urdf_path(), bag]
     code = identify_cli.main(args + ['--out', str(out)])
     err = capsys.readouterr().err
     assert code == 1, err
