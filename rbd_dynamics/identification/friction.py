@@ -81,11 +81,8 @@ def coulomb_widths(model, q, qd, qdd, effort, keep, start, offset=True, armature
     for _ in range(sweeps):
         for j in range(nv):
             A[:, j, layout.drive[('coulomb', j)]] = np.tanh(qd[:, j] / widths[j])
-        rows = A[keep][:, base]
-        norms = np.linalg.norm(rows, axis=0)
-        norms[norms == 0] = 1.0
         x = np.zeros(layout.p)
-        x[base] = np.linalg.lstsq(rows / norms, effort[keep], rcond=None)[0] / norms
+        x[base] = _least_squares(A[keep][:, base], effort[keep])
         found = widths.copy()
         for j in range(nv):
             fitted = keep[:, j]
@@ -103,14 +100,31 @@ def coulomb_widths(model, q, qd, qdd, effort, keep, start, offset=True, armature
     return widths
 
 
+def _least_squares(A, b):
+    """Least squares by the normal equations of the columns scaled to unit norm (small ``p``)."""
+    norms = np.linalg.norm(A, axis=0)
+    norms[norms == 0] = 1.0
+    A = A / norms
+    return np.linalg.lstsq(A.T @ A, A.T @ b, rcond=1e-12)[0] / norms
+
+
 def _best_width(qd, partial, offset, grid, current, minimize_scalar):
     """Return the width whose Coulomb term (with viscous and offset) fits ``partial`` best."""
-    columns = [qd] + ([np.ones_like(qd)] if offset else [])
+    # the other columns' products once; per width only those with tanh(qd / width)
+    others = [qd] + ([np.ones_like(qd)] if offset else [])
+    gram = np.array([[a @ b for b in others] for a in others])
+    other_rhs = np.array([a @ partial for a in others])
+    total = partial @ partial
 
     def cost(width):
-        B = np.column_stack([np.tanh(qd / width)] + columns)
-        coef = np.linalg.lstsq(B, partial, rcond=None)[0]
-        return float(np.sum((B @ coef - partial) ** 2))
+        t = np.tanh(qd / width)
+        G = np.empty((len(others) + 1,) * 2)
+        G[0, 0] = t @ t
+        G[0, 1:] = G[1:, 0] = [t @ a for a in others]
+        G[1:, 1:] = gram
+        rhs = np.concatenate([[t @ partial], other_rhs])
+        coef = np.linalg.lstsq(G, rhs, rcond=1e-12)[0]
+        return float(total - coef @ rhs)
 
     costs = np.array([cost(w) for w in grid])
     k = int(np.argmin(costs))
