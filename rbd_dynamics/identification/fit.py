@@ -94,8 +94,11 @@ class Identification:
         ``(p,)`` the unconstrained weighted least-squares solution (``base`` in the base
         columns, 0 elsewhere): its torques are those of the base parameters.
     binding
-        links whose consistency constraint binds: the data alone would make them
-        inconsistent.
+        links whose pseudo-inertia is on the edge of consistency (where ``solver['exact']``
+        is false: the data alone would make them inconsistent).
+    bound
+        drive columns (``'<joint>.<term>'``) at their bound 0: friction or armature the data
+        alone would make negative, where ``solver['exact']`` is false.
     weakest
         ``[(column name, share), ...]``: what the least determined combination is made of.
     weak_armature
@@ -234,6 +237,8 @@ def _solve(stack, x_prior, max_condition, max_iterations, min_separation):
     lowest = np.linalg.eigvalsh(pseudo_inertia(own))[:, 0] if len(own) else np.zeros(0)
     result.binding = [link for link, low, m in zip(model.body_links, lowest, size)
                       if low < (_MARGIN + _BINDING) * m]
+    result.bound = [layout.names[c] for (term, _), c in sorted(layout.drive.items())
+                    if term != 'offset' and result.x[c] <= _BINDING * layout.scale[c]]
     result.drive = layout.drive_values(result.x, prior_drive)
     return result
 
