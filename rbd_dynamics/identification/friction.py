@@ -20,6 +20,7 @@ The widths then define the columns the whole recording is stacked with (:class:`
 import numpy as np
 
 from .columns import Layout, unit_scale
+from ..drive import COULOMB_VELOCITY
 
 #: Range of widths searched [rad/s; a tenth in m/s for prismatic joints].
 WIDTHS = (1e-3, 1.0)
@@ -136,3 +137,19 @@ def _best_width(qd, partial, offset, grid, current, minimize_scalar):
     if not min(refined.fun, costs[k]) < (1.0 - 1e-6) * cost(current):
         return float(current)
     return best
+
+
+def recording_widths(model, recordings, offset, armature):
+    """
+    Identify the width of every joint's smooth sign from recordings (:func:`coulomb_widths`).
+
+    On an even subsample of all states of ``recordings``, the slow ones included (``--min-speed``
+    leaves them out of the fit, but the change of sign the width describes happens there),
+    starting from the node's default width.
+    """
+    total = sum(len(r) for r in recordings)
+    stride = max(1, int(np.ceil(total / SUBSAMPLE_STATES)))
+    parts = [np.concatenate([getattr(r, name)[::stride] for r in recordings])
+             for name in ('q', 'qd', 'qdd', 'effort')]
+    return coulomb_widths(model, *parts, np.ones(parts[0].shape, dtype=bool), COULOMB_VELOCITY,
+                          offset, armature)

@@ -22,7 +22,8 @@ yaml = pytest.importorskip('yaml')
 
 import rbd_dynamics as rbd  # noqa: E402
 from rbd_dynamics.analysis.differentiate import DEFAULT_WINDOW  # noqa: E402
-from rbd_dynamics.identification import DEFAULT_MIN_SPEED, excite, identify_cli  # noqa: E402
+from rbd_dynamics.identification import DEFAULT_MIN_SPEED, excite, identify_cli, \
+    recordings  # noqa: E402
 from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
 from support.identification import write_joint_states  # noqa: E402
 from support.sim import JOINTS, Q0  # noqa: E402
@@ -74,9 +75,9 @@ def test_identified_model_tracks_five_times_better(loop, tmp_path, capsys):
     # joint's friction is anywhere within +-coulomb: no model of the state predicts it)
     table = np.loadtxt(out / 'identification.csv', delimiter=',', skiprows=1)
     measured, described, identified = table[:, 1::3], table[:, 2::3], table[:, 3::3]
-    recording = identify_cli.read_recording(check, '/joint_states', model)
+    recording = recordings.read_recording(check, '/joint_states', model)
     assert np.allclose(recording.effort, measured)
-    keep = identify_cli.steady(model, recording, DEFAULT_MIN_SPEED, DEFAULT_WINDOW)
+    keep = recordings.steady(model, recording, DEFAULT_MIN_SPEED, DEFAULT_WINDOW)
     assert keep[:, :7].mean() > 0.5  # the arm moved most of the time
     rms_effort = np.sqrt((measured ** 2).mean())
     errors = {k: np.sqrt(((v - measured)[keep] ** 2).mean()) / rms_effort
