@@ -45,10 +45,7 @@ def _holds(items):
 
 def load_model(path, xacro_args=None, root_link=None):
     """
-    Load the model of a description file.
-
-    The model of a ``.urdf`` / ``.xacro`` file with xacro's ``name:=value`` arguments
-    ``xacro_args`` (``{name: value}``; only a ``.xacro`` file takes them).
+    Load the model of a description file (:func:`load_description`, the text left out).
 
     Raises
     ------
@@ -56,20 +53,61 @@ def load_model(path, xacro_args=None, root_link=None):
         the file cannot be read or is not a usable description.
 
     """
-    from ..model import Model
-    from ..precompile import CompileProgress
+    return load_description(path, xacro_args, root_link)[1]
+
+
+def load_description(path, xacro_args=None, root_link=None):
+    """
+    Return ``(urdf text, model)`` of a description file, the model compiled.
+
+    A ``.urdf`` / ``.xacro`` file with xacro's ``name:=value`` arguments ``xacro_args``
+    (``{name: value}``; only a ``.xacro`` file takes them).
+
+    Raises
+    ------
+    AnalysisError
+        the file cannot be read or is not a usable description.
+
+    """
+    from ..parsers.files import read_description_file
     try:
-        model = Model.from_urdf_file(path, root_link=root_link or None,
-                                     xacro_args=xacro_args or None, compiled=False)
+        text = read_description_file(path, xacro_args=xacro_args or None)
     except OSError as err:
         raise AnalysisError('cannot read %s: %s' % (path, err.strerror or err)) from None
     except Exception as err:  # UrdfError, and whatever xacro raises for its input
         raise AnalysisError('cannot load %s: %s' % (path, err)) from None
-    # the batch kernels: loaded from numba's cache at once, compiled (and said) on a first run
+    return text, model_of(text, path, root_link)
+
+
+def model_of(text, name, root_link=None):
+    """
+    Return the compiled model of URDF ``text`` (``name`` says what it is, for messages).
+
+    The batch kernels are loaded from numba's cache at once, compiled (and said) on a first run.
+
+    Raises
+    ------
+    AnalysisError
+        the text is not a usable description.
+
+    """
+    from ..model import Model
+    from ..precompile import CompileProgress
+    try:
+        model = Model.from_urdf(text, root_link=root_link or None, compiled=False)
+    except Exception as err:  # UrdfError
+        raise AnalysisError('cannot load %s: %s' % (name, err)) from None
     progress = CompileProgress()
     model.compile(progress=progress)
     progress.finish()
     return model
+
+
+def add_plot_options(parser):
+    """Add ``--root-link`` and ``--plot-points``: a command that models and plots a recording."""
+    parser.add_argument('--root-link', default=None, help='root of the model')
+    parser.add_argument('--plot-points', type=int, default=DEFAULT_PLOT_POINTS,
+                        help='samples per plotted curve at most (default: %(default)s)')
 
 
 def add_recording_options(parser):
@@ -104,9 +142,7 @@ def _parser(command):
     parser.add_argument('--hold', action='append', metavar='NAME=VALUE',
                         help='position of a joint the input does not carry, held at rest '
                              '(repeat for several joints)')
-    parser.add_argument('--root-link', default=None, help='root of the model')
-    parser.add_argument('--plot-points', type=int, default=DEFAULT_PLOT_POINTS,
-                        help='samples per plotted curve at most (default: %(default)s)')
+    add_plot_options(parser)
     return parser
 
 

@@ -23,14 +23,12 @@ import numpy as np
 from . import hold
 from .excite import urdf_limits
 from .friction import recording_widths
-from .recordings import fitted_rows, held_model, load_description, read_states, recording, \
-    split_holdout
+from .recordings import fitted_rows, held_model, read_states, recording, split_holdout
 from .report import _plot, _write_csv, CSV_NAME, PNG_NAME, predictions, summary, \
     unconstrained_error, write_all
 from .stack import DEFAULT_MIN_SPEED
 from ..analysis import AnalysisError, exit_code, require
-from ..analysis.cli import _holds, add_recording_options
-from ..analysis.report import DEFAULT_PLOT_POINTS
+from ..analysis.cli import _holds, add_plot_options, add_recording_options, load_description
 
 _HELP = """Identify the inertial parameters of the links and the drive (viscous and Coulomb
 friction, armature where the data tell it from the links, an effort offset per joint) from
@@ -82,9 +80,7 @@ def _parser():
     parser.add_argument('--max-condition', type=float, default=None,
                         help='largest condition number of the base regressor accepted '
                              '(default: 1e5)')
-    parser.add_argument('--root-link', default=None, help='root of the model')
-    parser.add_argument('--plot-points', type=int, default=DEFAULT_PLOT_POINTS,
-                        help='samples per plotted curve at most (default: %(default)s)')
+    add_plot_options(parser)
     return parser
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import hold
 from ..analysis import AnalysisError
+from ..analysis.cli import model_of
 from ..analysis.differentiate import DEFAULT_WINDOW
 from ..analysis.merge import DEFAULT_MAX_GAP
 
@@ -41,46 +42,8 @@ class Recording:
 
 def held_model(text, held, root_link=None):
     """Return the model fitted: the description with the ``held`` joints fixed (compiled)."""
-    from ..model import Model
-    from ..precompile import CompileProgress
-    try:
-        model = Model.from_urdf(hold.held_description(text, held.values),
-                                root_link=root_link or None, compiled=False)
-    except AnalysisError:
-        raise
-    except Exception as err:  # UrdfError: a held joint the description cannot do without
-        raise AnalysisError('the description with %s held: %s'
-                            % (', '.join(held.values), err)) from None
-    progress = CompileProgress()
-    model.compile(progress=progress)
-    progress.finish()
-    return model
-
-
-def load_description(path, xacro_args=None, root_link=None):
-    """
-    Return ``(urdf text, model)`` of a description file (xacro expanded).
-
-    Raises
-    ------
-    AnalysisError
-        the file cannot be read or is not a usable description.
-
-    """
-    from ..model import Model
-    from ..parsers.files import read_description_file
-    from ..precompile import CompileProgress
-    try:
-        text = read_description_file(path, xacro_args=xacro_args or None)
-        model = Model.from_urdf(text, root_link=root_link or None, compiled=False)
-    except OSError as err:
-        raise AnalysisError('cannot read %s: %s' % (path, err.strerror or err)) from None
-    except Exception as err:  # UrdfError, and whatever xacro raises for its input
-        raise AnalysisError('cannot load %s: %s' % (path, err)) from None
-    progress = CompileProgress()
-    model.compile(progress=progress)
-    progress.finish()
-    return text, model
+    return model_of(hold.held_description(text, held.values),
+                    'the description with %s held' % ', '.join(held.values), root_link)
 
 
 def read_states(path, topic, model, timing=None):
