@@ -114,7 +114,7 @@ def run(args, out=None):
     out = sys.stdout if out is None else out
     require('identify', 'scipy', 'matplotlib', 'cvxpy')
     from .. import identification as idf
-    from .writeback import DRIVE_NAME, drive_yaml, identified_urdf, URDF_NAME
+    from .writeback import DESCRIPTION_NAME, DRIVE_NAME, drive_yaml, identified_urdf, URDF_NAME
     from ..model import Model
     from ..parsers.files import split_xacro_args
     timing = {}
@@ -207,10 +207,13 @@ def run(args, out=None):
     if not args.no_offset:
         notes.append('Effort offsets (a sensor nuisance, not a node parameter): %s'
                      % ', '.join('%.4g' % v for v in result.drive['offset']))
-    drive_text = drive_yaml(model.joint_names, result.drive['viscous'], result.drive['coulomb'],
-                            result.drive['armature'], layout.coulomb_velocity, notes)
+    drive = [model.joint_names, result.drive['viscous'], result.drive['coulomb'],
+             result.drive['armature'], layout.coulomb_velocity]
     written = write_all(args.out, {
-        URDF_NAME: text_out, DRIVE_NAME: drive_text,
+        URDF_NAME: text_out, DRIVE_NAME: drive_yaml(*drive, notes),
+        DESCRIPTION_NAME: drive_yaml(*drive, notes + [
+            'The identified description and drive: run the node with --params-file on this '
+            'file alone.'], description=text_out),
         CSV_NAME: lambda path: _write_csv(path, model.joint_names, rows),
         PNG_NAME: lambda path: _plot(path, model.joint_names, rows, args.plot_points)})
     timing['writing'] = time.perf_counter() - t0

@@ -27,6 +27,7 @@ from ..analysis import AnalysisError
 
 URDF_NAME = 'identified.urdf'
 DRIVE_NAME = 'drive.yaml'
+DESCRIPTION_NAME = 'description.yaml'
 #: The parameters file's node key: any node name (the node may be started under another).
 NODE_KEY = '/**'
 
@@ -101,19 +102,29 @@ def _indent(element, indent):
     element[-1].tail = indent
 
 
-def drive_yaml(joint_names, viscous, coulomb, armature, coulomb_velocity, notes=()):
+def drive_yaml(joint_names, viscous, coulomb, armature, coulomb_velocity, notes=(),
+               description=None):
     """
     Return a node parameters file with the identified drive (``--params-file`` as it is).
 
-    ``notes`` are comment lines put at the top (what was identified, the offsets).
+    ``notes`` are comment lines put at the top (what was identified, the offsets). With
+    ``description`` (URDF text), the file carries it as ``robot_description``, a literal block:
+    the text reaches the node exactly, whatever it holds (``-p robot_description:=...`` on
+    the command line is parsed as YAML, and a comment with ``: `` in it breaks it).
     """
     def values(array):
         return '[%s]' % ', '.join(repr(float(v)) for v in array)
 
     lines = ['# %s' % note for note in notes]
     lines += ['# Set drive.compensate: true to add the drive torques to ~/feedforward.',
-              '%s:' % NODE_KEY, '  ros__parameters:',
-              '    joints: [%s]' % ', '.join(json.dumps(name) for name in joint_names),
+              '%s:' % NODE_KEY, '  ros__parameters:']
+    if description is not None:
+        # the block's indentation given (|2: two more than the key), so a first line that
+        # starts with spaces stays as it is
+        lines.append('    robot_description: |2')
+        lines += ['      ' + line if line else ''
+                  for line in description.rstrip('\n').split('\n')]
+    lines += ['    joints: [%s]' % ', '.join(json.dumps(name) for name in joint_names),
               '    drive:',
               '      viscous: %s' % values(viscous),
               '      coulomb: %s' % values(coulomb),

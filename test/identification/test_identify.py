@@ -26,7 +26,8 @@ yaml = pytest.importorskip('yaml')
 from support.identification import efforts, joint_limits, Motion, \
     perturbed_description, write_joint_states  # noqa: E402
 
-OUTPUTS = ('identified.urdf', 'drive.yaml', 'identification.csv', 'identification.png')
+OUTPUTS = ('identified.urdf', 'drive.yaml', 'description.yaml', 'identification.csv',
+           'identification.png')
 
 
 @pytest.fixture(scope='module')
@@ -564,6 +565,29 @@ def test_without_the_analysis_extra_exits_1_before_reading(bags, module, tmp_pat
     err = capsys.readouterr().err
     assert code == 1 and module in err and 'rbd_dynamics[analysis]' in err, err
     assert 'Traceback' not in err and not out.exists()
+
+
+def test_description_yaml_carries_the_description_exactly(arm, bags, tmp_path, capsys):
+    """
+    ``description.yaml``: the identified description as ``robot_description``, text for text.
+
+    YAML reads the literal block back as the file's text, whatever it holds: comments with
+    ``: `` (which break ``-p robot_description:=...``), lines that start with spaces, ``#``.
+    """
+    from rbd_dynamics.identification.writeback import drive_yaml
+    out = tmp_path / 'out'
+    code = identify_cli.main([demo_urdf_path(), bags['fit'], '--out', str(out)])
+    assert code == 0, capsys.readouterr().err
+    params = yaml.safe_load((out / 'description.yaml').read_text())['/**']['ros__parameters']
+    assert params['robot_description'] == (out / 'identified.urdf').read_text()
+    drive = yaml.safe_load((out / 'drive.yaml').read_text())['/**']['ros__parameters']
+    assert params['joints'] == drive['joints'] and params['drive'] == drive['drive']
+    text = ('  <?xml version="1.0"?>\n<!-- Author: A. Person: arms: 2 -->\n# not a comment\n'
+            '<robot name="r">\n\n\t<link name="a"/>  \n</robot>\n')
+    path = tmp_path / 'odd.yaml'
+    path.write_text(drive_yaml(['j'], [0.0], [0.0], [0.0], 0.01, description=text))
+    assert yaml.safe_load(path.read_text())['/**']['ros__parameters']['robot_description'] \
+        == text
 
 
 def test_drive_yaml_is_a_node_parameters_file(tmp_path):

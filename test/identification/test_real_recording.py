@@ -67,5 +67,5 @@ def test_the_drive_file_has_a_friction_width_per_joint(identified):
     assert widths.shape == (6,) and (widths > 0).all()
     # the joints differ: one width would not do
     assert widths.max() > 3 * widths.min()
-    assert sorted(os.listdir(out)) == ['drive.yaml', 'identification.csv',
+    assert sorted(os.listdir(out)) == ['description.yaml', 'drive.yaml', 'identification.csv',
                                        'identification.png', 'identified.urdf']

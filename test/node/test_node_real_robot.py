@@ -175,6 +175,43 @@ def test_a_friction_width_per_joint(identified_drive, model):
     assert close(got[0].effort, expect(np.array(widths)))
 
 
+def test_the_node_takes_identify_s_description_yaml(urdf, tmp_path):
+    """
+    ``--params-file description.yaml`` alone: the identified description reaches the node.
+
+    The description's comments hold ``": "``, which ``-p robot_description:=...`` cannot
+    carry (rcl parses the value as YAML); the literal block of ``description.yaml`` can. The
+    node builds that description (a heavier hand here) and its drive.
+    """
+    import xml.etree.ElementTree as ET
+    from rbd_dynamics.identification.writeback import drive_yaml
+    root = ET.fromstring(urdf)
+    mass = root.find("link[@name='link7']/inertial/mass")
+    mass.set('value', '%.17g' % (2.0 * float(mass.get('value'))))
+    text = ('<?xml version="1.0"?>\n<!-- Author: A. Person: identified: yes -->\n'
+            + ET.tostring(root, encoding='unicode') + '\n')
+    model = rbd.Model.from_urdf(text, compiled=False)
+    path = tmp_path / 'description.yaml'
+    path.write_text(drive_yaml(model.joint_names, *(DRIVE['drive.%s' % k] for k in
+                                                    ('viscous', 'coulomb', 'armature')), WIDTHS,
+                               description=text))
+    with ready_node({'desired_timeout': 30.0}, '/description_yaml', model,
+                    params_files=[str(path)]) as (process, peer):
+        q = np.array([0.3, 0.8, -0.2, -1.2, 0.4, 0.6, 0.2, 0.02])
+        expect = rbd.gravity_torques(model, q)
+        assert not close(expect, rbd.gravity_torques(rbd.Model.from_urdf(urdf), q))
+        got = answer(peer, model, q, np.zeros(model.nv), lambda ff, g, c: close(g, expect))
+        assert got is not None and close(got[1].effort, expect), process.log()
+        (result,) = peer.set_parameters(**{'drive.compensate': True})
+        assert result.successful, result.reason
+        qd = np.full(model.nv, 0.02)
+        expect = rbd.rnea(model, q, qd, np.zeros(model.nv)) + rbd.drive_torques(
+            qd, None, *(DRIVE['drive.%s' % k] for k in ('viscous', 'coulomb')),
+            coulomb_velocity=np.array(WIDTHS))
+        got = answer(peer, model, q, qd, lambda ff, g, c: close(ff, expect))
+        assert got is not None and close(got[0].effort, expect), process.log()
+
+
 LIMITS = {'limits.clamp': True, 'limits.effort': [5.0, 5.0, 0.0, 5.0, 5.0, 5.0, 5.0, 5.0],
           'command_output': 'gravity_compensation'}
 
