@@ -185,22 +185,24 @@ def summary(table):
     for recorded efforts, the RMS of measured minus model effort.
     """
     width = max([len('joint')] + [len(n) for n in table.joint_names])
-    lines = ['%-*s %12s %10s %10s %8s %14s' % (width, 'joint', 'peak |tau|', 'at [s]', 'limit',
-                                               'share', 'rms(meas-tau)')]
+    # efforts in N m (revolute joints) or N (prismatic)
+    lines = ['%-*s %18s %10s %14s %8s %21s' % (width, 'joint', 'peak |tau| [N m|N]', 'at [s]',
+                                               'limit [N m|N]', 'share',
+                                               'rms(meas-tau) [N m|N]')]
     peak_row = np.abs(table.tau).argmax(axis=0)
     share = table.limits_share()
     for i, name in enumerate(table.joint_names):
         peak = abs(table.tau[peak_row[i], i])
         limit = (table.effort_limits[i] if table.effort_limits is not None
                  else float('nan'))
-        limit_text = '%10.4g' % limit if np.isfinite(limit) else '%10s' % '-'
+        limit_text = '%14.4g' % limit if np.isfinite(limit) else '%14s' % '-'
         share_text = '%7.1f%%' % (100 * share[i]) if np.isfinite(share[i]) else '%8s' % '-'
         if name in table.effort:
             rms = np.sqrt(np.mean((table.effort[name] - table.tau[:, i]) ** 2))
-            rms_text = '%14.4g' % rms
+            rms_text = '%21.4g' % rms
         else:
-            rms_text = '%14s' % '-'
-        lines.append('%-*s %12.4g %10.3f %s %s %s' % (width, name, peak,
+            rms_text = '%21s' % '-'
+        lines.append('%-*s %18.4g %10.3f %s %s %s' % (width, name, peak,
                                                       table.time[peak_row[i]], limit_text,
                                                       share_text, rms_text))
     return '\n'.join(lines)

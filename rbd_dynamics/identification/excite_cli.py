@@ -119,16 +119,17 @@ def summary(result, model):
                 result.harmonics, 1.0 / result.period, result.harmonics / result.period,
                 len(result.time), 1e3 * excite.STEP)]
     width = max(len(n) for n in model.joint_names)
-    lines.append('%-*s %10s %10s %10s %12s %12s %12s'
-                 % (width, 'joint', 'start', 'min', 'max', '|qd|/limit', '|qdd| peak',
-                    '|tau|/limit'))
+    # positions in rad (revolute joints) or m (prismatic), accelerations per s^2
+    lines.append('%-*s %12s %12s %12s %12s %20s %12s'
+                 % (width, 'joint', 'start [rad|m]', 'min [rad|m]', 'max [rad|m]', '|qd|/limit',
+                    '|qdd| peak [rad|m/s2]', '|tau|/limit'))
 
     def share(values, bound):
         peak = np.abs(values).max()
         return '%12.2f' % (peak / bound) if np.isfinite(bound) else '%12s' % '-'
 
     for j, name in enumerate(model.joint_names):
-        lines.append('%-*s %10.4f %10.4f %10.4f %s %12.4g %s'
+        lines.append('%-*s %12.4f %12.4f %12.4f %s %20.4g %s'
                      % (width, name, result.q[0, j], result.q[:, j].min(), result.q[:, j].max(),
                         share(result.qd[:, j], lim.velocity[j]), np.abs(result.qdd[:, j]).max(),
                         share(result.tau[:, j], lim.effort[j])))

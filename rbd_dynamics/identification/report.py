@@ -115,6 +115,8 @@ def summary(model, result, stack, rows, held_out, bags, timing, min_speed=0.0,
     lines.append('RMS of measured - model effort on the validation data:')
     lines.append('  %-*s %12s %22s %22s' % (width, 'joint', 'RMS effort', 'description',
                                             'identified'))
+    lines.append('  %-*s %12s %22s %22s' % (width, '', '[N m|N]', '[N m|N] (share)',
+                                            '[N m|N] (share)'))
     for j, name in enumerate(model.joint_names):
         share = 100.0 / effort[j] if effort[j] > 0 else np.nan
         lines.append('  %-*s %12.4g %12.4g (%5.1f %%) %12.4g (%5.1f %%)'
