@@ -119,6 +119,8 @@ def open_bag(path):
     bag = pathlib.Path(path)
     if not bag.exists():
         raise AnalysisError('%s does not exist' % path)
+    if bag.is_dir() and not (bag / 'metadata.yaml').exists():
+        bag = _storage_file(bag)
     try:
         # Bags from Iron on carry their message definitions; older ones are read with
         # the standard definitions (JointState has not changed since ROS 2 began).
@@ -131,6 +133,30 @@ def open_bag(path):
         reader.close()
         raise AnalysisError('%s is a ROS 1 bag; convert it first (rosbags-convert)' % path)
     return reader
+
+
+def _storage_file(folder):
+    """
+    Return the one storage file of a rosbag2 folder without ``metadata.yaml``.
+
+    A bag written with the metadata inside its SQLite 3 file (as rosbags writes them), or
+    whose ``metadata.yaml`` went missing, is read from its ``.db3`` or ``.mcap`` file.
+
+    Raises
+    ------
+    AnalysisError
+        the folder holds no storage file, or several (their order is in the missing file).
+
+    """
+    files = sorted(p for p in folder.iterdir() if p.suffix in ('.db3', '.mcap'))
+    if len(files) == 1:
+        return files[0]
+    if not files:
+        raise AnalysisError('%s is not a rosbag2: it has no metadata.yaml and no .db3 or .mcap '
+                            'file' % folder)
+    raise AnalysisError('%s has no metadata.yaml and %d storage files (%s): give one file, or '
+                        'restore metadata.yaml (ros2 bag reindex)'
+                        % (folder, len(files), ', '.join(p.name for p in files)))
 
 
 def topic_connections(reader, topic, path=''):

@@ -69,3 +69,23 @@ def test_the_drive_file_has_a_friction_width_per_joint(identified):
     assert widths.max() > 3 * widths.min()
     assert sorted(os.listdir(out)) == ['description.yaml', 'drive.yaml', 'identification.csv',
                                        'identification.png', 'identified.urdf']
+
+
+def test_a_bag_folder_with_the_metadata_inside_its_storage_is_read(identified, tmp_path):
+    """The recording's folder holds only its ``.db3`` (no ``metadata.yaml``): read the same."""
+    import shutil
+    stdout, _ = identified
+    folder = tmp_path / 'ur10_bag'
+    folder.mkdir()
+    shutil.copy(BAG, folder)
+    root = robots_directory()
+    urdf = os.path.join(root, 'ur_description', 'urdf', 'ur10_robot.urdf')
+    stream = io.StringIO()
+    with redirect_stdout(stream):
+        code = identify_cli.main([urdf, str(folder), '--out', str(tmp_path / 'out')])
+    assert code == 0
+
+    def validation(text):
+        return [line for line in text.splitlines() if line.startswith('  all ')]
+
+    assert validation(stream.getvalue()) == validation(stdout)

@@ -328,7 +328,7 @@ def bad_inputs(tmp_path_factory, model):
                                      np.zeros((1, 2)), np.zeros((1, 2))))
     return {
         'text file': (['bag', str(text)], 'not a readable rosbag2'),
-        'directory': (['bag', str(no_meta)], 'not a readable rosbag2'),
+        'directory': (['bag', str(no_meta)], 'no metadata.yaml and no .db3 or .mcap file'),
         'missing file': (['bag', str(root / 'nothing')], 'does not exist'),
         'missing topic': (['bag', other_topic], 'has no topic /joint_states'),
         'other type': (['bag', string_bag], 'std_msgs/msg/String'),
