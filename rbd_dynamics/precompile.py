@@ -26,11 +26,12 @@ COMPILING = 'compiling kernels (first run only; later runs load them from the ca
 
 class CompileProgress:
     """
-    Show a compilation's progress on a stream, once it has taken ``delay`` seconds.
+    Show a compilation's progress on a stream, once one step has taken ``delay`` seconds.
 
-    Use it as ``model.compile(progress=CompileProgress())``: loaded from numba's cache, the
-    kernels are ready before ``delay`` and nothing is shown; compiled, a line says so and each
-    step follows.
+    Use it as ``model.compile(progress=CompileProgress())``: loaded from numba's cache, every
+    kernel is ready well before ``delay`` and nothing is shown, however many there are (a warm
+    start on a busy machine stays silent); compiling one takes seconds, and then a line says so
+    and each step follows.
     """
 
     def __init__(self, stream=None, delay=1.0):
@@ -38,13 +39,21 @@ class CompileProgress:
         self.started = time.monotonic()
         self.step = None
         self.shown = False
+        self.delay = delay
         self._lock = threading.Lock()
-        self._timer = threading.Timer(delay, self._show)
-        self._timer.daemon = True
+        self._timer = None
         if delay > 0.0:
-            self._timer.start()
+            self._restart()
         else:
             self._show()
+
+    def _restart(self):
+        """Time the current step from now (under the lock, or before any thread runs)."""
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = threading.Timer(self.delay, self._show)
+        self._timer.daemon = True
+        self._timer.start()
 
     def _show(self):
         with self._lock:
@@ -68,10 +77,14 @@ class CompileProgress:
             self.step = (name, done, total)
             if self.shown:
                 self._write_step()
+            elif self.delay > 0.0:
+                self._restart()
 
     def finish(self):
         """Stop the timer; return the seconds since the start."""
-        self._timer.cancel()
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
         return time.monotonic() - self.started
 
 

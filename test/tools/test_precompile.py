@@ -12,6 +12,7 @@ import io
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from rbd_dynamics.precompile import CompileProgress, COMPILING
@@ -91,5 +92,16 @@ def test_a_quick_load_shows_nothing():
     stream = io.StringIO()
     progress = CompileProgress(stream, delay=60.0)
     progress('rnea1', 0, 5)
+    progress.finish()
+    assert stream.getvalue() == ''
+
+
+def test_many_quick_steps_show_nothing():
+    """Kernels loaded from the cache one after another: each step quick, all of them not."""
+    stream = io.StringIO()
+    progress = CompileProgress(stream, delay=1.0)
+    for k, name in enumerate(('rnea1', 'gravity1', 'body_force1', 'batch', 'parallel batch')):
+        progress(name, k, 5)
+        time.sleep(0.3)  # 1.5 s in all, no step near the delay
     progress.finish()
     assert stream.getvalue() == ''
