@@ -100,11 +100,12 @@ def _finite(count=None, minimum=None, strict=False):
 
 def _widths(value):
     """Check one positive width, or a non-empty list of them (one per joint)."""
-    if isinstance(value, (list, tuple)):
-        return _finite(0, 0.0, strict=True)(value) if value else 'must not be an empty list'
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not values:
+        return 'must not be an empty list'
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in values):
         return 'must be a number or a list of numbers, got %r' % (value,)
-    return _finite(minimum=0.0, strict=True)(value)
+    return _finite(0, 0.0, strict=True)(values)
 
 
 def _no_duplicates(value):

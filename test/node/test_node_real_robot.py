@@ -165,11 +165,15 @@ def test_a_friction_width_per_joint(identified_drive, model):
     assert result.successful, result.reason
     got = answer(peer, model, q, qd, lambda ff, g, c: close(ff, expect(np.array(widths))))
     assert got is not None and close(got[0].effort, expect(np.array(widths)))
-    # refused: the wrong number of widths, a non-positive one, an empty list
-    for bad in ([0.05] * 3, [0.05] * 7 + [0.0], []):
-        (result,) = peer.set_parameters(
-            Parameter('drive.coulomb_velocity', Parameter.Type.DOUBLE_ARRAY, bad))
-        assert not result.successful, bad
+    # refused: the wrong number of widths, a non-positive one, an empty list, other types
+    # (the parameter takes its type from its value, so the node checks it)
+    bad = [Parameter('drive.coulomb_velocity', Parameter.Type.DOUBLE_ARRAY, values)
+           for values in ([0.05] * 3, [0.05] * 7 + [0.0], [])]
+    bad += [Parameter('drive.coulomb_velocity', value=value)
+            for value in (['a'] * 8, 'wide', [True] * 8, True)]
+    for param in bad:
+        (result,) = peer.set_parameters(param)
+        assert not result.successful, param.value
         assert 'drive.coulomb_velocity' in result.reason, result.reason
     got = exchange(peer, model.joint_names, q, qd)
     assert close(got[0].effort, expect(np.array(widths)))
