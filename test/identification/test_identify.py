@@ -474,6 +474,18 @@ def test_the_written_description_gives_back_the_identified_parameters(arm):
                               nominal.runtime.link_inertia[link])
 
 
+def test_the_outputs_go_into_the_directory_and_nowhere_else(bags, tmp_path, capsys,
+                                                            monkeypatch):
+    """The default ``--out .``: the files in the current directory, nothing beside it."""
+    work = tmp_path / 'work'
+    work.mkdir()
+    monkeypatch.chdir(work)
+    code = identify_cli.main([demo_urdf_path(), bags['fit']])
+    assert code == 0, capsys.readouterr().err
+    assert sorted(os.listdir(work)) == sorted(OUTPUTS)
+    assert os.listdir(tmp_path) == ['work']
+
+
 def test_single_joint_motion_exits_3_naming_the_joints(bags, tmp_path, capsys):
     code = identify_cli.main([demo_urdf_path(), bags['one joint'], '--out', str(tmp_path)])
     err = capsys.readouterr().err
