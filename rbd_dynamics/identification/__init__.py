@@ -9,9 +9,12 @@ The commands::
 Modules: :mod:`.inertia` (a body's ten parameters, its pseudo-inertia, the URDF
 ``<inertial>``; NumPy only, :class:`~rbd_dynamics.Model` uses it too), :mod:`.columns` (the
 parameter and drive columns, their names and the one definition of the base parameters that
-``excite`` and ``identify`` share), :mod:`.stack` (the data folded into small factors),
-:mod:`.fit` (weighted least squares and the physically consistent parameters; cvxpy),
-:mod:`.writeback` (``identified.urdf``, ``drive.yaml``), :mod:`.excite` (the excitation's
+``excite`` and ``identify`` share), :mod:`.friction` (each joint's friction width),
+:mod:`.stack` (the data folded into small factors), :mod:`.fit` (weighted least squares and the
+physically consistent parameters; cvxpy), :mod:`.hold` (joints held where a recording leaves
+them), :mod:`.recordings` (reading, merging and splitting the recordings), :mod:`.report`
+(errors, summary, CSV, plot), :mod:`.writeback` (``identified.urdf``, ``drive.yaml``),
+:mod:`.blas` (one BLAS thread for the small factorisations), :mod:`.excite` (the excitation's
 design) and the thin command-line modules :mod:`.identify_cli` and :mod:`.excite_cli`.
 SciPy and cvxpy are imported where they are used: importing this package needs NumPy only.
 """

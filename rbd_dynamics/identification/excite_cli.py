@@ -74,14 +74,12 @@ def _check(args, model):
 
 def _run(args):
     require('excite', 'scipy')
-    from ..analysis.cli import _assignments, load_model
+    from ..analysis.cli import _assignments, load_description
     from ..analysis.pipeline import check_model
-    from ..parsers.files import read_description_file
     xacro_args = _assignments(args.xacro_args, ':=', 'xacro argument')
-    model = load_model(args.robot, xacro_args, args.root_link)
+    text, model = load_description(args.robot, xacro_args, args.root_link)
     check_model(model)
     _check(args, model)
-    text = read_description_file(args.robot, xacro_args or None)  # loaded once already
     print('excite: %s, %d joints: %s' % (model.name, model.nv, ', '.join(model.joint_names)),
           flush=True)
     progress = excite.ProgressLine(sys.stderr)

@@ -165,7 +165,8 @@ def solve(stack, x_prior=None, max_condition=DEFAULT_MAX_CONDITION,
         above this condition number of the base regressor the motion does not determine
         the base parameters.
     max_iterations
-        iterations of the consistent solve at most.
+        iterations of each solve of the consistent program at most (it is solved up to four
+        times: two programs, each at two tolerances).
     min_separation
         an armature column whose angle to the span of the other base columns is under
         this (sine) is not identified: the data cannot tell it from the links' inertia;
@@ -400,7 +401,7 @@ def _consistent(layout, Rw, x_prior, scale, max_iterations):
               'seconds': time.perf_counter() - t0, 'exact': problem is exact}
     if problem.status != cp.OPTIMAL or y.value is None:
         raise AnalysisError('the physically consistent solve did not converge (%s after %s '
-                            'iterations of at most %d); nothing written'
+                            'iterations in all, at most %d a solve); nothing written'
                             % (problem.status or 'the solver failed', iterations,
                                max_iterations))
     y = np.asarray(y.value, dtype=float)

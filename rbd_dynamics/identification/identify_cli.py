@@ -75,8 +75,9 @@ def _parser():
     parser.add_argument('--no-armature', action='store_true',
                         help='do not identify armature (keep it at 0)')
     parser.add_argument('--max-iterations', type=int, default=None,
-                        help='iterations of the physically consistent solve at most; one that '
-                             'does not converge within them is an error (default: 200)')
+                        help='iterations of each solve of the physically consistent program '
+                             'at most; one that does not converge within them is an error '
+                             '(default: 200)')
     parser.add_argument('--max-condition', type=float, default=None,
                         help='largest condition number of the base regressor accepted '
                              '(default: 1e5)')

@@ -149,7 +149,7 @@ def split_holdout(recordings, share=HOLDOUT):
 
 def steady(model, recording, min_speed, window):
     """
-    Where each joint of a recording moves steadily (:func:`.identify.moving`).
+    Where each joint of a recording moves steadily (:func:`.stack.moving`).
 
     At ``min_speed`` or faster through half the differentiation ``window`` on either side.
     """

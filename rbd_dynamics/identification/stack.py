@@ -17,8 +17,8 @@ from .columns import unit_scale
 
 DEFAULT_CHUNK = 4096  # states per regressor call
 #: Slowest speed of a joint whose rows are fitted [rad/s; a tenth of it in m/s for prismatic
-#: joints]: five times the default width of the smooth sign, where it is within 1e-4 of the
-#: sign.
+#: joints]: five times the node's default width of the smooth sign (the widths themselves are
+#: identified on every row, :mod:`.friction`).
 DEFAULT_MIN_SPEED = 0.05
 
 
