@@ -59,6 +59,8 @@ def coulomb_widths(model, q, qd, qdd, effort, keep, start, offset=True, armature
         show keeps its start.
     offset, armature
         the drive columns fitted beside (as :class:`.Layout`).
+    sweeps
+        rounds of the coordinate descent at most.
 
     """
     from scipy.optimize import minimize_scalar

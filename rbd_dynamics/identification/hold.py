@@ -78,6 +78,9 @@ def choose(model, limits, states, given=None, still=STILL):
         the :class:`~rbd_dynamics.analysis.bag.BagJointStates` of the fitted recordings.
     given
         ``{joint: position}`` held by the user (``--hold``).
+    still
+        a joint whose recorded positions stay within this range is standing still [rad; a
+        tenth of it in m for prismatic joints].
 
     Returns
     -------

@@ -29,6 +29,7 @@ from .report import _plot, _write_csv, CSV_NAME, PNG_NAME, predictions, summary,
 from .stack import DEFAULT_MIN_SPEED
 from ..analysis import AnalysisError, exit_code, require
 from ..analysis.cli import _holds, add_plot_options, add_recording_options, load_description
+from ..drive import COULOMB_VELOCITY
 
 _HELP = """Identify the inertial parameters of the links and the drive (viscous and Coulomb
 friction, armature where the data tell it from the links, an effort offset per joint) from
@@ -139,6 +140,7 @@ def run(args, out=None):
     check_model(model)
     states = [read_states(b, args.topic, model, timing) for b in bags]
     checked = [read_states(b, args.topic, model, timing) for b in validate]
+    described = model
     held = hold.choose(model, urdf_limits(text), states, _holds(args.hold))
     if len(held.values) == model.nv:
         raise idf.NotExcitedError('no joint of the model moves in the recordings (%s)'
@@ -208,8 +210,7 @@ def run(args, out=None):
     if not args.no_offset:
         notes.append('Effort offsets (a sensor nuisance, not a node parameter): %s'
                      % ', '.join('%.4g' % v for v in result.drive['offset']))
-    drive = [model.joint_names, result.drive['viscous'], result.drive['coulomb'],
-             result.drive['armature'], layout.coulomb_velocity]
+    drive = every_joint(described, model, result.drive, layout.coulomb_velocity)
     written = write_all(args.out, {
         URDF_NAME: text_out, DRIVE_NAME: drive_yaml(*drive, notes),
         DESCRIPTION_NAME: drive_yaml(*drive, notes + [
@@ -222,6 +223,26 @@ def run(args, out=None):
                       args.window, every_speed, unconstrained, held))
     out.write('wrote %s\n' % ', '.join(written))
     return 0, timing
+
+
+def every_joint(described, fitted, drive, widths):
+    """
+    Return ``[joints, viscous, coulomb, armature, widths]`` for every joint of the description.
+
+    The fitted model's joints take the identified values; a held joint (not in ``fitted``)
+    keeps the description's friction, the node's default width and no armature, so the node
+    still gives it a torque.
+    """
+    index = {name: j for j, name in enumerate(fitted.joint_names)}
+    out = [described.joint_names]
+    for values, default in ((drive['viscous'], described.damping),
+                            (drive['coulomb'], described.friction),
+                            (drive['armature'], np.zeros(described.nv)),
+                            (np.broadcast_to(widths, (fitted.nv,)),
+                             np.full(described.nv, COULOMB_VELOCITY))):
+        out.append([float(values[index[name]]) if name in index else float(default[j])
+                    for j, name in enumerate(described.joint_names)])
+    return out
 
 
 def main(argv):

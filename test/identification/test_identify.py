@@ -433,6 +433,13 @@ def test_a_gripper_not_recorded_or_standing_still_is_held(arm, bags, fit, check,
     reason = 'never recorded' if fit == 'no finger' else 'standing still within 0.1 mm'
     assert held.group(1) == 'left_finger_joint at 0 (%s)' % reason
     assert 'left_finger_joint' not in stderr  # no warning about the joint the bag lacks
+    # the node keeps giving the held joint a torque: it is in drive.yaml's joints, with the
+    # description's friction
+    drive = yaml.safe_load((out / 'drive.yaml').read_text())['/**']['ros__parameters']
+    assert drive['joints'] == list(nominal.joint_names)
+    finger = nominal.joint_names.index('left_finger_joint')
+    assert drive['drive']['viscous'][finger] == nominal.damping[finger]
+    assert drive['drive']['coulomb_velocity'][finger] == 0.01
     identified = (out / 'identified.urdf').read_text()
     joints = {j.get('name'): j.get('type') for j in ET.fromstring(identified).iter('joint')}
     assert joints == {j.get('name'): j.get('type') for j in ET.fromstring(text).iter('joint')}
