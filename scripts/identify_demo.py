@@ -77,12 +77,13 @@ def record_excitation(args, urdf, sim_params, model, log):
     procs = [processes.RosProcess(processes.command(*processes.SIM), sim, NS, stdout=log)]
     send = subprocess.Popen(processes.command(*processes.SEND)
                             + [os.path.join(args.out, 'excitation.yaml'), '--topic',
-                               NS + '/joint_trajectory', '--delay', '0.5', '--timeout', '60',
+                               NS + '/joint_trajectory', '--joint-states', NS + '/joint_states',
+                               '--delay', '0.5', '--timeout', '60',
                                '--ros-args', '-p', 'use_sim_time:=true'],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    print('$ rbd_dynamics_send %s --topic %s/joint_trajectory --delay 0.5 --ros-args -p '
-          'use_sim_time:=true   (recording %s/joint_states)'
-          % (os.path.join(args.out, 'excitation.yaml'), NS, NS), flush=True)
+    print('$ rbd_dynamics_send %s --topic %s/joint_trajectory --joint-states %s/joint_states '
+          '--delay 0.5 --ros-args -p use_sim_time:=true   (recording %s/joint_states)'
+          % (os.path.join(args.out, 'excitation.yaml'), NS, NS, NS), flush=True)
     try:
         while send.poll() is None:
             executor.spin_once(timeout_sec=0.05)
