@@ -246,14 +246,34 @@ def write_all(directory, files):
     return [os.path.join(directory, name) for name in written]
 
 
+def validation_times(rows):
+    """
+    Return the time of every validation state, as the CSV and the plot show it [s].
+
+    A recording's own time, from its first state (the held-out fifth of a recording starts
+    where the fit ends); several validation recordings one after another, each from where the
+    one before ended (plus its median step).
+    """
+    out, start = [], None
+    for r, _, _ in rows:
+        if start is None:
+            out.append(np.asarray(r.time, dtype=float))
+        else:
+            out.append(np.asarray(r.time, dtype=float) - r.time[0] + start)
+        if len(out[-1]):
+            step = float(np.median(np.diff(out[-1]))) if len(out[-1]) > 1 else 0.0
+            start = out[-1][-1] + step
+    return out
+
+
 def _write_csv(path, joint_names, rows):
     header = ['time'] + ['%s.%s' % (kind, n) for n in joint_names
                          for kind in ('measured', 'description', 'identified')]
     with open(path, 'w') as stream:
         stream.write(','.join(header) + '\n')
-        for r, nominal, identified in rows:
+        for (r, nominal, identified), time in zip(rows, validation_times(rows)):
             table = np.empty((len(r), 1 + 3 * len(joint_names)))
-            table[:, 0] = r.time
+            table[:, 0] = time
             table[:, 1::3] = r.effort
             table[:, 2::3] = nominal
             table[:, 3::3] = identified
@@ -273,10 +293,9 @@ def _plot(path, joint_names, rows, points):
     nrows = (nv + cols - 1) // cols
     fig, axes = plt.subplots(nrows, cols, figsize=(6.5 * cols, 2.2 * nrows), squeeze=False,
                              sharex=True)
-    offset = 0.0
-    for r, nominal, identified in rows:
+    for (r, nominal, identified), time in zip(rows, validation_times(rows)):
         step = max(1, len(r) * len(rows) // max(points, 1))
-        t = r.time[::step] - r.time[0] + offset
+        t = time[::step]
         for j, name in enumerate(joint_names):
             ax = axes[j // cols][j % cols]
             ax.plot(t, r.effort[::step, j], color='0.55', lw=2.2, label='measured')
@@ -284,12 +303,11 @@ def _plot(path, joint_names, rows, points):
             ax.plot(t, identified[::step, j], color='tab:blue', lw=0.9, ls='--',
                     label='identified')
             ax.set_title(name, fontsize=9)
-        offset = t[-1] if len(t) else offset
     for j in range(nv, nrows * cols):
         axes[j // cols][j % cols].axis('off')
     axes[0][0].legend(fontsize=8, loc='upper right')
     for ax in axes[-1]:
-        ax.set_xlabel('validation time [s]')
+        ax.set_xlabel("time since the recording's first state [s] (validation data)")
     fig.suptitle('measured efforts against the description and the identified model '
                  '[N m or N]', fontsize=10)
     fig.tight_layout()

@@ -89,3 +89,11 @@ def test_a_bag_folder_with_the_metadata_inside_its_storage_is_read(identified, t
         return [line for line in text.splitlines() if line.startswith('  all ')]
 
     assert validation(stream.getvalue()) == validation(stdout)
+
+
+def test_the_csv_and_the_plot_share_the_recording_s_time(identified):
+    """The held-out fifth starts where the fit ends: 22 s into the recording, in the CSV too."""
+    _, out = identified
+    data = np.genfromtxt(out / 'identification.csv', delimiter=',', names=True)
+    assert 21.5 < data['time'][0] < 22.5 and 27.0 < data['time'][-1] < 28.0
+    assert (np.diff(data['time']) > 0).all()
