@@ -121,12 +121,18 @@ def _envelope(time, values, points):
     return np.append(tt, time[nb * bucket:]), np.append(vv, values[nb * bucket:])
 
 
+#: An effort limit is drawn when it is at most this many times a panel's peak torque.
+LIMIT_IN_VIEW = 1.5
+
+
 def plot_png(path, table, title='', points=DEFAULT_PLOT_POINTS):
     """
     Plot the torques against time to a PNG file.
 
-    Plot the torques against time, one panel per joint, with the effort limits (dashed) and
-    the recorded efforts; saved as PNG (matplotlib's Agg backend, no display needed).
+    Plot the torques against time, one panel per joint, with the recorded efforts and the
+    effort limits (dashed where they are within :data:`LIMIT_IN_VIEW` times the peak, else
+    their value written in the panel: each panel is scaled to its data); saved as PNG
+    (matplotlib's Agg backend, no display needed).
 
     Parameters
     ----------
@@ -156,9 +162,19 @@ def plot_png(path, table, title='', points=DEFAULT_PLOT_POINTS):
                 label='model torque')
         limit = None if table.effort_limits is None else table.effort_limits[i]
         if limit is not None and np.isfinite(limit):
-            for sign in (1, -1):
-                ax.axhline(sign * limit, color='tab:red', ls='--', lw=0.8,
-                           label='effort limit' if sign > 0 else None)
+            # scaled to the data: the limits drawn where they are in view, else said
+            peak = np.abs(table.tau[:, i]).max() if len(table.tau) else 0.0
+            if name in table.effort and len(table.effort[name]):
+                peak = max(peak, np.nanmax(np.abs(table.effort[name])))
+            if limit <= LIMIT_IN_VIEW * peak:
+                for sign in (1, -1):
+                    ax.axhline(sign * limit, color='tab:red', ls='--', lw=0.8,
+                               label='effort limit' if sign > 0 else None)
+            else:
+                ax.text(0.995, 0.95, 'effort limit \u00b1%.4g, out of view' % limit,
+                        transform=ax.transAxes, ha='right', va='top', fontsize=7,
+                        color='tab:red', bbox={'facecolor': 'white', 'alpha': 0.7,
+                                               'edgecolor': 'none', 'pad': 1.0})
         ax.set_ylabel(name, fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
