@@ -147,10 +147,12 @@ def run(args, out=None):
                                   % '; '.join(held.summary()), model.joint_names)
     if held:
         model = held_model(text, held, args.root_link)
-    recordings = [recording(b, s, model, args.window, args.max_gap, timing, held.values)
+    fixed = (set(described.joint_names) | set(described.mimic)) \
+        - set(model.joint_names) - set(model.mimic)
+    recordings = [recording(b, s, model, args.window, args.max_gap, timing, fixed)
                   for b, s in zip(bags, states)]
     if validate:
-        validation = [recording(b, s, model, args.window, args.max_gap, timing, held.values)
+        validation = [recording(b, s, model, args.window, args.max_gap, timing, fixed)
                       for b, s in zip(validate, checked)]
         fit = recordings
         held_out = 'the --validate recordings'

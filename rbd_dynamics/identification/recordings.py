@@ -84,8 +84,9 @@ def recording(path, states, model, window=DEFAULT_WINDOW, max_gap=DEFAULT_MAX_GA
     """
     Merge and differentiate one bag's joint states as ``bag`` does: a :class:`Recording`.
 
-    ``model`` is the model fitted (the ``held`` joints fixed in it); every one of its joints
-    must be recorded with its effort.
+    ``model`` is the model fitted; every one of its joints must be recorded with its effort.
+    ``held`` names the description's joints that are fixed in it (the held joints and the
+    mimic joints that follow them): that the bag records them is no news.
 
     Raises
     ------
