@@ -52,6 +52,16 @@ STEP = 0.01
 #: ``CONSTRAINT_STRIDE``-th of them (the written grid is checked afterwards).
 SAMPLES = 100
 CONSTRAINT_STRIDE = 2
+#: Range each joint covers at least, when a quarter of its position range is more [rad, m].
+COVERAGE = {'revolute': 1.0, 'prismatic': 0.1}
+#: What a joint's shortfall from its share costs in the objective, per share (``log`` of the
+#: condition number: a joint short by its whole share weighs as a condition number 20 times
+#: larger).
+SHORTFALL_PRICE = 3.0
+#: Sharpness of the smooth range the optimiser sees, per share.
+COVERAGE_SHARPNESS = 100.0
+#: Samples per period where the optimiser keeps the clearances (their smooth minimum).
+COLLISION_SAMPLES = 200
 #: Share of the velocity and effort limits the optimiser aims for (sampling slack).
 DESIGN_SHARE = 0.95
 #: Range used for a joint without position limits, either side of its start [rad or m].
@@ -203,6 +213,18 @@ def _null_space(row):
     return vt[1:].T
 
 
+def coverage_need(model, urdf_text, start):
+    """
+    Return the range ``(nv,)`` each joint should cover.
+
+    A quarter of its position range or :data:`COVERAGE` (1 rad, 0.1 m), whichever is less.
+    """
+    lower, upper, _ = joint_ranges(model, urdf_text, start)
+    cap = np.array([COVERAGE['prismatic' if t == 'prismatic' else 'revolute']
+                    for t in model.joint_types])
+    return np.minimum(0.25 * (upper - lower), cap)
+
+
 def excited_columns(layout):
     """
     Return the base columns of ``identify``'s :class:`~.columns.Layout` a motion excites.
@@ -271,6 +293,7 @@ class _Problem:
         self.sparse = slice(None, None, CONSTRAINT_STRIDE)
         self.nv, self.m = model.nv, basis.size
         self.parameters = layout.prior()  # the description and its nominal drive
+        self.need = None
         self._cache = (None, None)
 
     def states(self, z):
@@ -342,6 +365,29 @@ class _Problem:
                     offsets.append(np.full(B.shape[0], bound))
         return np.vstack(rows), np.concatenate(offsets)
 
+    def coverage(self, z):
+        """
+        Each joint's smooth range over the samples ``(nv,)`` and its Jacobian ``(nv, nz)``.
+
+        The smooth maximum less the smooth minimum: above the true range by at most
+        ``2 log(SAMPLES) / COVERAGE_SHARPNESS`` of the joint's need.
+        """
+        q = self.start + self.P @ z.reshape(self.nv, self.m).T        # (S, nv)
+        rho = COVERAGE_SHARPNESS / self.need
+        value = np.empty(self.nv)
+        jac = np.zeros((self.nv, self.nv * self.m))
+        for sign in (1.0, -1.0):
+            x = sign * rho * q
+            top = x.max(axis=0)
+            w = np.exp(x - top)
+            total = w.sum(axis=0)
+            value_part = (top + np.log(total)) / rho                      # smooth max of ±q
+            value = value_part if sign > 0 else value + value_part
+            w /= total
+            for j in range(self.nv):
+                jac[j, j * self.m:(j + 1) * self.m] += w[:, j] @ self.P
+        return value, jac
+
     def effort_rows(self):
         return np.flatnonzero(np.isfinite(self.limits.effort))
 
@@ -380,7 +426,7 @@ def _violations(model, limits, q, qd, qdd, tau):
 
 def design(model, urdf_text, duration=DEFAULT_DURATION, start=None, harmonics=DEFAULT_HARMONICS,
            period=None, margin=DEFAULT_MARGIN, acceleration=None, iterations=100, seed=1,
-           coulomb_velocity=COULOMB_VELOCITY, progress=None):
+           coulomb_velocity=COULOMB_VELOCITY, progress=None, collisions=None):
     """
     Design an excitation (see the module docstring).
 
@@ -409,6 +455,8 @@ def design(model, urdf_text, duration=DEFAULT_DURATION, start=None, harmonics=DE
         of the drive model's Coulomb columns.
     progress
         ``progress(iteration, condition)`` after each iteration, or ``None``.
+    collisions
+        the :class:`~.collision.Collisions` whose clearances the motion keeps, or ``None``.
 
     Returns
     -------
@@ -417,8 +465,9 @@ def design(model, urdf_text, duration=DEFAULT_DURATION, start=None, harmonics=DE
     Raises
     ------
     AnalysisError
-        a start pose outside the limits, a joint type an excitation cannot move, a period
-        that does not divide the duration, or a start pose the effort limits cannot hold.
+        a start pose outside the limits or not clear, a joint type an excitation cannot move,
+        a period that does not divide the duration, or a start pose the effort limits cannot
+        hold.
 
     """
     began = time.monotonic()
@@ -427,11 +476,12 @@ def design(model, urdf_text, duration=DEFAULT_DURATION, start=None, harmonics=DE
     # on a loaded 2-core machine OpenBLAS threads made every step fifty times slower
     with blas_threads(1):
         return _design(model, urdf_text, duration, start, harmonics, period, margin,
-                       acceleration, iterations, seed, coulomb_velocity, progress, began)
+                       acceleration, iterations, seed, coulomb_velocity, progress, began,
+                       collisions)
 
 
 def _design(model, urdf_text, duration, start, harmonics, period, margin, acceleration,
-            iterations, seed, coulomb_velocity, progress, began):
+            iterations, seed, coulomb_velocity, progress, began, collisions):
     from scipy.optimize import minimize
 
     if model.nq != model.nv:
@@ -459,15 +509,28 @@ def _design(model, urdf_text, duration, start, harmonics, period, margin, accele
     if over:
         raise AnalysisError('at the start pose gravity alone exceeds the effort limits of %s'
                             % ', '.join(over))
+    dropped = collisions.settle(start) if collisions is not None else []
+    clear = _Clearance(collisions, basis, start)
     layout = Layout(model, coulomb_velocity)
     problem = _Problem(model, limits, start, basis, layout)
+    problem.need = coverage_need(model, urdf_text, start)
     C, d = problem.linear_constraints()
 
     # first guess: random coefficients, shrunk until every constraint holds with room
     rng = np.random.default_rng(seed)
     z = rng.normal(size=model.nv * basis.size)
+    # each joint as wide as its own limits allow (a short finger stroke must not shrink an
+    # arm's motion), then all of them together until the rest holds
+    for j in range(model.nv):
+        block = slice(j * basis.size, (j + 1) * basis.size)
+        rows = np.flatnonzero(np.any(C[:, block] != 0.0, axis=1))
+        reach = C[rows][:, block] @ z[block]
+        toward = reach < 0.0
+        if toward.any():
+            z[block] *= 0.9 * float((d[rows][toward] / -reach[toward]).min())
     for _ in range(200):
-        if (C @ z + d).min() >= 0 and problem.effort_constraint(z).min() >= 0:
+        if (C @ z + d).min() >= 0 and problem.effort_constraint(z).min() >= 0 \
+                and clear.smallest(z) >= 0:
             break
         z *= 0.7
     z *= 0.8
@@ -482,16 +545,39 @@ def _design(model, urdf_text, duration, start, harmonics, period, margin, accele
     if len(problem.effort_rows()):
         constraints.append({'type': 'ineq', 'fun': problem.effort_constraint,
                             'jac': problem.effort_jacobian})
+    if clear.active:
+        constraints.append({'type': 'ineq', 'fun': clear.values, 'jac': clear.jacobian})
+    # each joint's share of motion, with a slack the objective pays for (a hard bound made
+    # the problem infeasible where the effort limits leave a joint little room)
+    need = problem.need
+    n = z.size
+
+    def padded(fun, jac):
+        return {'type': 'ineq', 'fun': lambda x: fun(x[:n]),
+                'jac': lambda x: np.hstack([jac(x[:n]), np.zeros((len(fun(x[:n])), model.nv))])}
+
+    def covered(x):
+        return problem.coverage(x[:n])[0] + x[n:] - need
+
+    def covered_jacobian(x):
+        return np.hstack([problem.coverage(x[:n])[1], np.eye(model.nv)])
+
+    constraints = [padded(c['fun'], c['jac']) for c in constraints]
+    constraints.append({'type': 'ineq', 'fun': covered, 'jac': covered_jacobian})
+    price = SHORTFALL_PRICE / need
+    x0 = np.concatenate([z, np.maximum(need - problem.coverage(z)[0], 0.0)])
     best = z
     state['message'] = 'the first guess (no iterations)'
     if iterations > 0:
-        result = minimize(lambda z: problem.evaluate(z)[0], z,
-                          jac=lambda z: problem.evaluate(z)[1], method='SLSQP',
-                          constraints=constraints, callback=callback,
+        result = minimize(lambda x: problem.evaluate(x[:n])[0] + price @ x[n:], x0,
+                          jac=lambda x: np.concatenate([problem.evaluate(x[:n])[1], price]),
+                          method='SLSQP', constraints=constraints,
+                          bounds=[(None, None)] * n + [(0.0, float(v)) for v in need],
+                          callback=lambda x: callback(x[:n]),
                           options={'maxiter': iterations, 'ftol': 1e-4})
         state['message'] = result.message
         if np.all(np.isfinite(result.x)):
-            best = result.x
+            best = result.x[:n]
 
     # the written grid: shrink towards the start pose until every limit holds on it
     Z = best.reshape(model.nv, basis.size)
@@ -500,12 +586,15 @@ def _design(model, urdf_text, duration, start, harmonics, period, margin, accele
     for _ in range(100):
         t, q, qd, qdd = _sample(model, basis, start, Z, duration)
         tau = rnea(model, q, qd, qdd) + drive_torques(qd, qdd, **nominal)
-        if not _violations(model, limits, q, qd, qdd, tau):
-            break
+        bad = _violations(model, limits, q, qd, qdd, tau)
+        if not bad:
+            hit = clear.check(Z, q, period)
+            if hit is None:
+                break
+            bad = ['%s (%.3f m apart at %.2f s)' % hit]
         Z = 0.98 * Z
     else:
-        raise AnalysisError('no excitation within the limits of %s'
-                            % ', '.join(_violations(model, limits, q, qd, qdd, tau)))
+        raise AnalysisError('no excitation within the limits of %s' % ', '.join(bad))
     out = Excitation()
     out.joint_names = model.joint_names
     out.time, out.q, out.qd, out.qdd, out.tau = t, q, qd, qdd, tau
@@ -518,8 +607,61 @@ def _design(model, urdf_text, duration, start, harmonics, period, margin, accele
     out.basis = basis
     out.iterations = state['iteration']
     out.message = state['message']
+    out.collisions, out.left_out = collisions, dropped
+    out.need = problem.need
     out.seconds = time.monotonic() - began
     return out
+
+
+class _Clearance:
+    """The clearances as the optimiser's constraints, and the check of the written motion."""
+
+    def __init__(self, collisions, basis, start):
+        self.collisions, self.basis, self.start = collisions, basis, start
+        self.active = collisions is not None and collisions.count > 0
+        if self.active:
+            t = np.arange(COLLISION_SAMPLES) * (basis.period / COLLISION_SAMPLES)
+            self.P = basis.matrices(t)[0]
+        self._cache = (None, None)
+
+    def _evaluate(self, z):
+        if self._cache[0] is None or not np.array_equal(self._cache[0], z):
+            Z = z.reshape(len(self.start), -1)
+            value, grad = self.collisions.smooth_min(self.start + self.P @ Z.T, self.P)
+            self._cache = (z.copy(), (value - self.collisions.kept, grad))
+        return self._cache[1]
+
+    def values(self, z):
+        return self._evaluate(z)[0]
+
+    def jacobian(self, z):
+        return self._evaluate(z)[1]
+
+    def smallest(self, z):
+        return self.values(z).min() if self.active else 0.0
+
+    def check(self, Z, q, period):
+        """
+        First violation ``(name, clearance, time)`` along the motion, or ``None``.
+
+        The motion is evaluated between the written points too, finely enough that no capsule
+        moves more than a quarter of the clearance from one evaluation to the next.
+        """
+        if not self.active:
+            return None
+        collisions = self.collisions
+        step = np.abs(np.diff(q, axis=0))
+        move = np.einsum('bcv,bv->bc', collisions.reach(q[:-1]), step).max()
+        split = max(1, int(math.ceil(4.0 * move / collisions.clearance)))
+        duration = STEP * (len(q) - 1)
+        t = np.linspace(0.0, duration, split * (len(q) - 1) + 1)
+        P = self.basis.matrices(t)[0]
+        fine = self.start + P @ Z.T
+        hit = collisions.check(fine, np.abs(np.diff(fine, axis=0, append=fine[-1:])))
+        if hit is None:
+            return None
+        k, name, value = hit
+        return name, value, t[k]
 
 
 def write_yaml(path, excitation):

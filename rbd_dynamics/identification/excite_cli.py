@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from . import excite
+from . import collision, excite
 from ..analysis import AnalysisError, exit_code, require
 
 FILE_NAME = 'excitation.yaml'
@@ -54,6 +54,23 @@ def _parser():
     parser.add_argument('--out', default='.', metavar='DIR',
                         help='directory for %s (default: the current one)' % FILE_NAME)
     parser.add_argument('--root-link', default=None, help='root of the model')
+    world = parser.add_argument_group(
+        'the world', 'Every link keeps --clearance from the others (but those of one rigid body '
+        'and those joined by one joint), from the floor (z = 0 of the root link, for every '
+        'link whose height can change) and from --keep-out regions; links are capsules fitted '
+        "to the description's collision geometry.")
+    world.add_argument('--clearance', type=float, default=collision.DEFAULT_CLEARANCE,
+                       metavar='M', help='least distance kept [m] (default: %(default)s)')
+    world.add_argument('--srdf', metavar='FILE',
+                       help="the robot's SRDF: its disable_collisions pairs are not checked")
+    world.add_argument('--keep-out', metavar='FILE',
+                       help='YAML file of planes and boxes no link may cross, in the root '
+                            "link's frame:\n" + collision.KEEP_OUT_FORMAT)
+    world.add_argument('--no-floor', action='store_true',
+                       help='no floor: the robot is not mounted on a surface at z = 0 of its '
+                            'root link (a wall, a ceiling, a pedestal that --keep-out describes)')
+    world.add_argument('--no-collisions', action='store_true',
+                       help='check no clearance at all (only joint limits)')
     return parser
 
 
@@ -70,6 +87,25 @@ def _check(args, model):
         raise AnalysisError('--margin must be at least 0 and less than 0.5')
     if args.harmonics < 2 or args.iterations < 0:
         raise AnalysisError('--harmonics must be at least 2 and --iterations not negative')
+    if not (np.isfinite(args.clearance) and args.clearance > 0):
+        raise AnalysisError('--clearance must be a positive distance [m]')
+
+
+def _world(args, model, text):
+    """Return the :class:`~.collision.Collisions` the command line asks for, or ``None``."""
+    if args.no_collisions:
+        return None
+    srdf = None
+    if args.srdf:
+        try:
+            with open(args.srdf, 'rb') as stream:
+                srdf = stream.read()
+        except OSError as err:
+            raise AnalysisError('--srdf %s: %s' % (args.srdf, err.strerror or err)) from None
+    keep_out = collision.read_keep_out(args.keep_out) if args.keep_out else None
+    base_dir = os.path.dirname(os.path.abspath(args.robot))
+    return collision.Collisions(model, text, base_dir, srdf, keep_out, not args.no_floor,
+                                args.clearance)
 
 
 def _run(args):
@@ -80,13 +116,14 @@ def _run(args):
     text, model = load_description(args.robot, xacro_args, args.root_link)
     check_model(model)
     _check(args, model)
+    world = _world(args, model, text)
     print('excite: %s, %d joints: %s' % (model.name, model.nv, ', '.join(model.joint_names)),
           flush=True)
     progress = excite.ProgressLine(sys.stderr)
     try:
         result = excite.design(model, text, args.duration, args.start, args.harmonics,
                                args.period, args.margin, args.acceleration, args.iterations,
-                               args.seed, progress=progress)
+                               args.seed, progress=progress, collisions=world)
     finally:
         progress.finish()
     path = os.path.join(args.out, FILE_NAME)
@@ -118,20 +155,46 @@ def summary(result, model):
                 len(result.time), 1e3 * excite.STEP)]
     width = max(len(n) for n in model.joint_names)
     # positions in rad (revolute joints) or m (prismatic), accelerations per s^2
-    lines.append('%-*s %12s %12s %12s %12s %20s %12s'
-                 % (width, 'joint', 'start [rad|m]', 'min [rad|m]', 'max [rad|m]', '|qd|/limit',
-                    '|qdd| peak [rad|m/s2]', '|tau|/limit'))
+    lines.append('%-*s %12s %12s %12s %11s %12s %20s %12s'
+                 % (width, 'joint', 'start [rad|m]', 'min [rad|m]', 'max [rad|m]', 'range/share',
+                    '|qd|/limit', '|qdd| peak [rad|m/s2]', '|tau|/limit'))
 
     def share(values, bound):
         peak = np.abs(values).max()
         return '%12.2f' % (peak / bound) if np.isfinite(bound) else '%12s' % '-'
 
     for j, name in enumerate(model.joint_names):
-        lines.append('%-*s %12.4f %12.4f %12.4f %s %20.4g %s'
+        covered = np.ptp(result.q[:, j]) / result.need[j]
+        lines.append('%-*s %12.4f %12.4f %12.4f %11.2f %s %20.4g %s'
                      % (width, name, result.q[0, j], result.q[:, j].min(), result.q[:, j].max(),
-                        share(result.qd[:, j], lim.velocity[j]), np.abs(result.qdd[:, j]).max(),
+                        covered, share(result.qd[:, j], lim.velocity[j]),
+                        np.abs(result.qdd[:, j]).max(),
                         share(result.tau[:, j], lim.effort[j])))
+    lines += _world_lines(result)
     return '\n'.join(lines)
+
+
+def _world_lines(result):
+    world = result.collisions
+    if world is None:
+        return ['clearance: not checked (--no-collisions)']
+    lines = []
+    if world.count:
+        g = world.clearances(result.q)
+        k = np.unravel_index(np.argmin(g), g.shape)
+        lines.append('clearance: at least %.3f m (%s, at %.2f s) of %g m asked; %d link pairs, '
+                     '%s%d keep-out regions; links as capsules around their collision geometry'
+                     % (g[k], world.names()[k[1]], result.time[k[0]], world.clearance,
+                        len(world.pairs), 'the floor, ' if world.floor else 'no floor, ',
+                        len(world.keep_out.planes) + len(world.keep_out.boxes) - world.floor))
+    else:
+        lines.append('clearance: nothing to check (no collision geometry)')
+    if result.left_out:
+        lines.append('not checked, capsules overlapping at the start pose (next-but-one links): '
+                     + ', '.join(result.left_out))
+    for link, reason in sorted(world.unchecked.items()):
+        lines.append('not checked: %s (%s)' % (link, reason))
+    return lines
 
 
 def main(argv):
