@@ -534,7 +534,7 @@ class Collisions:
 
     def settle(self, start):
         """
-        Fit the checks to the start pose ``(nv,)``; return the pairs left out.
+        Fit the checks to the start pose ``(nv,)``; return the link pairs left out.
 
         Capsules fit loosely around a joint, so links next-but-one in the tree (one body between
         them) may overlap where the real shapes do not; such pairs that overlap at the start pose
@@ -551,13 +551,15 @@ class Collisions:
         """
         g = self.clearances(np.asarray(start, dtype=float)[None])[0]
         parent = self.model.parent
-        keep, dropped = [], []
+        keep, dropped, total = [], {}, {}
         for k, (i, j) in enumerate(self.pairs):
             bi, bj = self.body[i], self.body[j]
             grand = any(b >= 0 and parent[b] >= 0 and parent[parent[b]] == other
                         for b, other in ((bi, bj), (bj, bi)))
+            name = '%s and %s' % (self.links[i], self.links[j])
+            total[name] = total.get(name, 0) + 1
             if grand and g[k] < self.clearance:
-                dropped.append('%s and %s' % (self.links[i], self.links[j]))
+                dropped[name] = dropped.get(name, 0) + 1
             else:
                 keep.append(k)
         self.pairs = self.pairs[keep].reshape(-1, 2)
@@ -575,7 +577,9 @@ class Collisions:
                 'robot stands free, e.g. the one it is in (or --keep-out, --no-floor, --srdf, '
                 '--clearance)' % ('; '.join('%s %.3f m apart' % (n, v) for v, n in seen[:4]),
                                   self.clearance))
-        return dropped
+        # a link's shape may be several capsules: say when only some of their pairs are left out
+        return [name if count == total[name] else '%s (%d of %d capsule pairs)'
+                % (name, count, total[name]) for name, count in dropped.items()]
 
     def _shapes(self, urdf_text, base_dir):
         root = parse_xml(urdf_text)

@@ -182,7 +182,7 @@ def _world_lines(result):
     if world.count:
         g = world.clearances(result.q)
         k = np.unravel_index(np.argmin(g), g.shape)
-        lines.append('clearance: at least %.3f m (%s, at %.2f s) of %g m asked; %d link pairs, '
+        lines.append('clearance: at least %.3f m (%s, at %.2f s) of %g m asked; %d capsule pairs, '
                      '%s%d keep-out regions; links as capsules around their collision geometry'
                      % (g[k], world.names()[k[1]], result.time[k[0]], world.clearance,
                         len(world.pairs), 'the floor, ' if world.floor else 'no floor, ',
