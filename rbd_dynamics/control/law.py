@@ -35,6 +35,7 @@ PER_JOINT = {
     'drive.viscous': "the URDF's <dynamics damping>",
     'drive.coulomb': "the URDF's <dynamics friction>",
     'drive.armature': 'zero',
+    'drive.effort_scale': 'one (efforts in N m or N)',
     'limits.effort': "the URDF's <limit effort>",
     'contact.threshold': 'no contact detection',
 }
@@ -182,6 +183,9 @@ class Setup:
         ``(nv,)`` gains in model order, zero outside ``joints``.
     viscous, coulomb, armature, coulomb_velocity
         ``(nv,)`` drive coefficients in model order.
+    effort_scale
+        ``(nv,)`` joint torque per unit of the driver's effort, model order (ones where not
+        given); ``command_scale``: the outputs' (``joints`` order).
     effort_limits
         ``(len(joints),)`` limits of the outputs, ``inf`` for none.
     continuous
@@ -241,6 +245,13 @@ class Setup:
         self.coulomb = self._model_order(lists['drive.coulomb'], model.friction)
         self.armature = self._model_order(lists['drive.armature'], np.zeros(model.nv))
         self.coulomb_velocity = self._coulomb_velocity(config.coulomb_velocity)
+        self.effort_scale = self._model_order(lists['drive.effort_scale'], np.ones(model.nv))
+        if not (np.isfinite(self.effort_scale).all() and (self.effort_scale != 0.0).all()):
+            raise ValueError('drive.effort_scale must be finite and non-zero (joint torque per '
+                             "unit of the driver's effort), got %r"
+                             % (list(lists['drive.effort_scale']),))
+        self.command_scale = self.effort_scale[self.rows]
+        self.scaled = bool((self.effort_scale != 1.0).any())
         limits = self._model_order(lists['limits.effort'], model.effort_limits)[self.rows]
         limits[limits == 0.0] = np.inf  # 0: unlimited, as in a URDF
         self.effort_limits = limits
@@ -443,8 +454,9 @@ class Controller:
         """
         Torques for the measured state ``q``, ``qd`` (model order) at time ``now_ns``.
 
-        With the observer on, ``effort`` (``(nv,)`` measured, model order, finite) and the
-        joint state's ``stamp_ns`` advance it; ``effort`` ``None`` pauses it. On a detected
+        With the observer on, ``effort`` (``(nv,)`` measured in the driver's units, model
+        order, finite; turned into joint torques by ``drive.effort_scale``) and the joint
+        state's ``stamp_ns`` advance it; ``effort`` ``None`` pauses it. On a detected
         contact with the reaction ``gravity_compensation``, this state's command is already
         the gravity compensation.
 
@@ -467,6 +479,8 @@ class Controller:
             if effort is None:
                 self.observer.pause()
             else:
+                if setup.scaled:
+                    effort = effort * setup.effort_scale
                 step = self.observe(setup, q, qd, effort, stamp_ns, f_ff,
                                     tau_g_model if f_g is None else None)
         tau_ff = setup.to_outputs(tau_ff)

@@ -160,6 +160,8 @@ def _add_setup(add, setup, model_status, saturated):
     drive = (setup.viscous, setup.coulomb, setup.armature)
     add('drive compensation', 'on: viscous %s, coulomb %s, armature %s'
         % tuple(vector_text(a[setup.rows]) for a in drive) if setup.drive_on else 'off')
+    add('effort scale', "%s (joint torque per unit of the driver's effort)"
+        % vector_text(setup.command_scale) if setup.scaled else '1 (the driver speaks N m or N)')
     add('effort limits', '%s%s' % (vector_text(setup.effort_limits),
                                    ', clamped' if setup.config.clamp else ''))
     add('saturated joints (last)', ', '.join(saturated) or 'none')

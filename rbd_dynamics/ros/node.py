@@ -485,6 +485,8 @@ class DynamicsNode(Node):
                 '%.6g (point %d); not forwarded'
                 % (joint, stamp.sec + 1e-9 * stamp.nanosec, efforts[point, column],
                    setup.model_effort_limits[rows[column]], point))
+        if setup.scaled:  # what the driver takes
+            efforts = efforts / setup.effort_scale[rows]
         for point, effort in zip(msg.points, efforts):
             point.effort = to_float_array(effort)
         self._pub_trajectory.publish(msg)
@@ -626,7 +628,8 @@ class DynamicsNode(Node):
                 msg.effort = to_float_array(tau)
                 pub.publish(msg)
         if self._pub_cmd.get_subscription_count():
-            self._msg_cmd.data = to_float_array(out.command)
+            command = out.command / setup.command_scale if setup.scaled else out.command
+            self._msg_cmd.data = to_float_array(command)
             self._pub_cmd.publish(self._msg_cmd)
         self._counts['outputs'] += 1
         if out.step is not None:  # after the torques, which a controller waits for

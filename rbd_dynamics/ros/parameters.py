@@ -108,6 +108,14 @@ def _widths(value):
     return _finite(0, 0.0, strict=True)(values)
 
 
+def _non_zero(value):
+    reason = _finite(0)(value)
+    if not reason and any(v == 0.0 for v in value):
+        reason = "must not be 0 (joint torque per unit of the driver's effort), got %r" % (
+            list(value),)
+    return reason
+
+
 def _no_duplicates(value):
     return 'lists a joint more than once' if len(set(value)) != len(value) else ''
 
@@ -170,6 +178,11 @@ PARAMETERS = (
     Spec('drive.armature', [], T.DOUBLE_ARRAY, 'rotor inertia reflected through the gear per '
          'joint in joints order [kg m^2 or kg]; empty: zero', SETUP, _finite(0, 0.0),
          NON_NEGATIVE_LIST),
+    Spec('drive.effort_scale', [], T.DOUBLE_ARRAY, "joint torque per unit of the driver's "
+         'effort, per joint in joints order [N m or N per unit; the torque constant times the '
+         'gear ratio, with its sign]: measured efforts are multiplied by it, ~/effort_commands '
+         'and ~/trajectory_with_effort divided; empty: all 1 (the driver speaks N m or N)',
+         SETUP, _non_zero, 'len(joints) finite non-zero numbers, or empty'),
     Spec('drive.velocity', 'measured', T.STRING, 'velocity of the friction terms: measured, '
          'or desired (the desired velocity while a fresh one exists)', SETUP,
          _one_of(DRIVE_VELOCITIES), ' or '.join(DRIVE_VELOCITIES)),

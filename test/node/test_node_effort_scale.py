@@ -1,0 +1,99 @@
+"""
+Efforts in the drive's units over real DDS: ``drive.effort_scale``.
+
+A driver that speaks current: its joint states carry ``N m / scale`` and its command takes the
+same unit. The observer sees joint torques, ``~/effort_commands`` and ``~/trajectory_with_effort``
+leave in the driver's unit, ``~/feedforward`` and ``~/gravity_compensation`` stay in N m.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip('rclpy')
+
+import rbd_dynamics as rbd  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from support import TOL  # noqa: E402
+from support.ros import ready_node  # noqa: E402
+from test_node_trajectory import send, trajectory  # noqa: E402
+
+# N m per unit of the driver's effort; one joint turns the other way
+SCALE = np.array([12.0, 15.0, -9.5, 7.0, 3.0, 2.5, 1.5, 40.0])
+GAIN = 40.0
+PUSH = 4.0  # N m on joint2
+T0_NS = 100 * 10 ** 9
+DT_NS = 1_000_000
+
+
+@pytest.fixture
+def node(urdf, model):
+    params = {'robot_description': urdf, 'contact.observer': True, 'contact.gain': GAIN,
+              'drive.effort_scale': SCALE.tolist()}
+    with ready_node(params, '/scaled_node', model) as started:
+        yield started
+
+
+def test_efforts_in_the_drivers_units(node, model):
+    process, peer = node
+    external = []
+    peer.node.create_subscription(JointState, 'rbd_dynamics/external_effort', external.append,
+                                  100)
+    q = np.linspace(-0.3, 0.4, model.nv)
+    gravity = rbd.gravity_torques(model, q)
+    push = np.zeros(model.nv)
+    push[model.joint_names.index('joint2')] = PUSH
+
+    def state(k, effort):
+        """Send the state of stamp ``k`` ms; ``(feedforward, command, residual)`` answering it."""
+        stamp_ns = T0_NS + k * DT_NS
+        msg = JointState(name=list(model.joint_names), position=q.tolist(),
+                         velocity=[0.0] * model.nv, effort=[float(v) for v in effort])
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, 10 ** 9)
+        peer.clear()
+        del external[:]
+        peer.pub_joint_states.publish(msg)
+
+        def answered(messages):
+            return [m for m in messages
+                    if m.header.stamp.sec * 10 ** 9 + m.header.stamp.nanosec == stamp_ns]
+        assert peer.wait_for(lambda: answered(peer.feedforward) and answered(external)
+                             and peer.commands, 10.0), process.log()
+        return (np.asarray(answered(peer.feedforward)[-1].effort),
+                np.asarray(peer.commands[-1].data), np.asarray(answered(external)[-1].effort))
+
+    # the driver reports what gravity takes, in its unit: nothing external
+    for k in range(5):
+        feedforward, command, residual = state(k, gravity / SCALE)
+        np.testing.assert_allclose(residual, 0.0, atol=1e-9)
+    # feedforward in N m, the command in the driver's unit
+    np.testing.assert_allclose(feedforward, gravity, rtol=0, atol=TOL)
+    np.testing.assert_allclose(command, gravity / SCALE, rtol=0, atol=TOL)
+    # a push of 4 N m on joint2 is missing from the drive's current: the residual in N m
+    for k in range(5, 30):
+        _, _, residual = state(k, (gravity - push) / SCALE)
+        expect = push * (1.0 - math.exp(-GAIN * (k - 4) * 1e-3))
+        np.testing.assert_allclose(residual, expect, rtol=1e-9, atol=1e-9)
+    assert peer.wait_for(lambda: 'joint torque per unit' in (peer.diagnostic('effort scale')
+                                                             or ''), 10.0)
+
+    # a trajectory's efforts leave in the driver's unit
+    rng = np.random.default_rng(2)
+    positions, velocities, accelerations = rng.uniform(-0.5, 0.5, (3, 4, model.nv))
+    out = send(peer, trajectory(model.joint_names, positions, velocities, accelerations))
+    assert out is not None, process.log()
+    efforts = np.array([p.effort for p in out.points])
+    np.testing.assert_allclose(efforts * SCALE, rbd.rnea(model, positions, velocities,
+                                                         accelerations), rtol=0, atol=1e-9)
+
+    # refused with the reason, the old values kept
+    for bad in ([1.0] * 3, [0.0] + [1.0] * 7, [float('inf')] + [1.0] * 7):
+        (result,) = peer.set_parameters(**{'drive.effort_scale': bad})
+        assert not result.successful and 'drive.effort_scale' in result.reason, result.reason
+    _, command, _ = state(40, gravity / SCALE)
+    np.testing.assert_allclose(command, gravity / SCALE, rtol=0, atol=TOL)
+    # back to N m at runtime
+    (result,) = peer.set_parameters(**{'drive.effort_scale': [1.0] * model.nv})
+    assert result.successful, result.reason
+    assert peer.wait_for(lambda: (peer.diagnostic('effort scale') or '').startswith('1 '), 10.0)
