@@ -2,8 +2,9 @@
 The world an excitation must stay in: capsules around the links and the regions they keep out of.
 
 Every ``<collision>`` element of a link (box, cylinder, sphere, or a mesh in STL, OBJ or
-COLLADA) becomes one *capsule*: the set of points within a radius of a segment, fixed in the
-link's frame, that contains the shape. The segment lies along the shape's principal axis that
+COLLADA) becomes a *capsule*, the set of points within a radius of a segment, fixed in the
+link's frame, that contains the shape (a mesh that two to four capsules hold much tighter
+becomes those, :func:`fit_capsules`). The segment lies along the shape's principal axis that
 gives the smallest capsule; its ends are pulled in as far as the shape allows. A capsule
 contains its shape, so a clearance between capsules is a lower bound of the clearance between
 the shapes; the distance between two capsules is the distance between their segments less the
@@ -17,7 +18,8 @@ The clearances kept, each at least ``clearance`` [m]:
   ``<disable_collisions>`` names;
 - above the *floor*, the plane ``z = 0`` of the root link (``--no-floor``: none), for every link
   whose height can change (links that only turn about vertical axes are mounted where they are);
-- from each plane and box of a *keep-out* file (:func:`read_keep_out`).
+- from each plane and box of a *keep-out* file (:func:`read_keep_out`), for every link that
+  moves (links fixed to the root stay where they are mounted).
 
 A mesh that cannot be found or read leaves its link unchecked, with a warning (the summary
 names the links).
@@ -31,8 +33,9 @@ import numpy as np
 
 from ..analysis import AnalysisError
 from ..dynamics import forward_pass, full_positions
+from ..parsers.description import UrdfError
 from ..parsers.urdf import parse_xml
-from ..spatial import rpy_to_matrix
+from ..spatial import axis_angle_to_matrix, rpy_to_matrix
 
 #: Default clearance between capsules, and from the floor and keep-out regions [m].
 DEFAULT_CLEARANCE = 0.03
@@ -113,6 +116,8 @@ def _obj(data):
     for line in data.decode('utf-8', errors='replace').splitlines():
         fields = line.split()
         if fields and fields[0] == 'v':
+            if len(fields) < 4:
+                raise ValueError('a vertex line with fewer than 3 numbers')
             points.append([float(v) for v in fields[1:4]])
         elif fields and fields[0] == 'f':
             # 1-based, negative from the end; a polygon as a fan of triangles
@@ -125,23 +130,93 @@ def _obj(data):
 
 
 def _dae(data):
+    """
+    Vertices of a COLLADA document, as placed by its scene.
+
+    Every ``<instance_geometry>`` of the visual scene takes its geometry's positions through the
+    transforms of the nodes above it (``matrix``, ``translate``, ``rotate``, ``scale``); a
+    document without a scene gives its geometries as they are. ``<unit meter>`` scales and a
+    ``Y_UP`` or ``X_UP`` axis is turned to Z up, as ROS's mesh loaders do.
+    """
     from xml.etree import ElementTree
     root = ElementTree.fromstring(data)
-    unit = 1.0
-    sources, positions = {}, []
+
+    def tag(element):
+        return element.tag.rsplit('}', 1)[-1]
+
+    unit, up = 1.0, 'Z_UP'
+    geometries = {}
     for element in root.iter():
-        tag = element.tag.rsplit('}', 1)[-1]
-        if tag == 'unit' and 'meter' in element.attrib:
+        name = tag(element)
+        if name == 'unit' and 'meter' in element.attrib:
             unit = float(element.attrib['meter'])
-        elif tag == 'source':
+        elif name == 'up_axis' and element.text:
+            up = element.text.strip()
+        elif name == 'geometry':
+            geometries[element.attrib.get('id', '')] = _geometry_positions(element, tag)
+    placed = []
+
+    def visit(node, transform):
+        for child in node:
+            name = tag(child)
+            if name in ('matrix', 'translate', 'rotate', 'scale'):
+                transform = transform @ _node_transform(name, child.text)
+        for child in node:
+            name = tag(child)
+            if name == 'instance_geometry':
+                points = geometries.get(child.attrib.get('url', '').lstrip('#'))
+                if points is not None and len(points):
+                    placed.append(points @ transform[:3, :3].T + transform[:3, 3])
+            elif name == 'node':
+                visit(child, transform)
+
+    scenes = [e for e in root.iter() if tag(e) == 'visual_scene']
+    for scene in scenes:
+        visit(scene, np.eye(4))
+    if not scenes:
+        placed = [p for p in geometries.values() if len(p)]
+    points = np.vstack(placed) if placed else np.zeros((0, 3))
+    if up == 'Y_UP':
+        points = points @ np.array([[1.0, 0, 0], [0, 0, -1.0], [0, 1.0, 0]]).T
+    elif up == 'X_UP':
+        points = points @ np.array([[0, 0, -1.0], [0, 1.0, 0], [1.0, 0, 0]]).T
+    return points * unit, None
+
+
+def _geometry_positions(geometry, tag):
+    sources, positions = {}, []
+    for element in geometry.iter():
+        name = tag(element)
+        if name == 'source':
             for child in element:
-                if child.tag.rsplit('}', 1)[-1] == 'float_array':
+                if tag(child) == 'float_array':
                     sources[element.attrib.get('id', '')] = child.text or ''
-        elif tag == 'input' and element.attrib.get('semantic') == 'POSITION':
+        elif name == 'input' and element.attrib.get('semantic') == 'POSITION':
             positions.append(element.attrib.get('source', '').lstrip('#'))
-    points = [float(v) for name in positions if name in sources
-              for v in sources[name].split()]
-    return np.array(points) * unit, None
+    values = [float(v) for name in positions if name in sources for v in sources[name].split()]
+    if len(values) % 3:
+        raise ValueError('a position array whose length is not a multiple of 3')
+    return np.array(values, dtype=float).reshape(-1, 3)
+
+
+def _node_transform(name, text):
+    values = [float(v) for v in (text or '').split()]
+    out = np.eye(4)
+    if name == 'matrix' and len(values) == 16:
+        out = np.array(values).reshape(4, 4)
+    elif name == 'translate' and len(values) == 3:
+        out[:3, 3] = values
+    elif name == 'scale' and len(values) == 3:
+        out[:3, :3] = np.diag(values)
+    elif name == 'rotate' and len(values) == 4:
+        axis = np.array(values[:3])
+        norm = np.linalg.norm(axis)
+        if norm > 0:
+            out[:3, :3] = axis_angle_to_matrix(axis / norm, np.radians(values[3]))
+    else:
+        raise ValueError('a <%s> that is not %d numbers' % (
+            name, {'matrix': 16, 'rotate': 4}.get(name, 3)))
+    return out
 
 
 # Capsules --------------------------------------------------------------------------------------
@@ -442,8 +517,20 @@ def read_keep_out(path):
 
 
 def read_srdf_pairs(text):
-    """Return the link pairs of an SRDF's ``<disable_collisions>``, as frozensets."""
-    root = parse_xml(text)
+    """
+    Return the link pairs of an SRDF's ``<disable_collisions>``, as frozensets.
+
+    Raises
+    ------
+    AnalysisError
+        the text is not well-formed XML.
+
+    """
+    try:
+        root = parse_xml(text)
+    except UrdfError as err:
+        raise AnalysisError('--srdf: %s' % str(err).replace('robot description', 'the SRDF')) \
+            from None
     return {frozenset((e.attrib.get('link1'), e.attrib.get('link2')))
             for e in root.children if e.tag == 'disable_collisions'}
 
@@ -467,7 +554,8 @@ class Collisions:
     keep_out
         the :class:`KeepOut` regions (the floor is its first plane when there is one).
     unchecked
-        ``{link: reason}`` links whose collision geometry could not be read.
+        ``{link: [reason, ...]}`` links with collision geometry that is not checked (a mesh
+        not found or not read, a link not in the model); their other shapes are.
     clearance
         the clearance asked for [m].
     kept
@@ -483,6 +571,7 @@ class Collisions:
         links, a, b, radius, hull, extras = [], [], [], [], [], []
         for link, points, extra, faces in self._shapes(urdf_text, base_dir):
             if link not in model.link_body:
+                self._unchecked(link, 'not in the model (above its root link)')
                 continue
             X = model.link_X[link]           # body -> link coordinates
             E = X[:3, :3]
@@ -524,6 +613,8 @@ class Collisions:
                                     self.keep_out.boxes)
         self.floored = np.array([c for c in range(len(links)) if self._can_fall(self.body[c])],
                                 dtype=np.int64)
+        # keep-out regions concern the links that move (those fixed to the root stay put)
+        self.moving = np.flatnonzero(self.body >= 0)
         # the independent coordinates' map: vf = G v
         G = np.zeros((model.nvf, model.nv))
         if model.has_mimic:
@@ -581,6 +672,11 @@ class Collisions:
         return [name if count == total[name] else '%s (%d of %d capsule pairs)'
                 % (name, count, total[name]) for name, count in dropped.items()]
 
+    def _unchecked(self, link, reason):
+        self.unchecked.setdefault(link, [])
+        if reason not in self.unchecked[link]:
+            self.unchecked[link].append(reason)
+
     def _shapes(self, urdf_text, base_dir):
         root = parse_xml(urdf_text)
         for element in root.children:
@@ -597,16 +693,16 @@ class Collisions:
                     filename = shape.attrib.get('filename', '')
                     path = resolve_mesh(filename, base_dir)
                     if path is None:
-                        self.unchecked[name] = 'mesh %s not found' % filename
+                        self._unchecked(name, 'mesh %s not found' % filename)
                         continue
                     try:
                         mesh, faces = read_mesh(path, faces=True)
                         mesh = mesh * _floats(shape, 'scale', 3, (1.0, 1.0, 1.0))
                     except MeshError as err:
-                        self.unchecked[name] = str(err)
+                        self._unchecked(name, str(err))
                         continue
                 elif shape.tag not in ('box', 'cylinder', 'sphere'):
-                    self.unchecked[name] = 'geometry <%s> is not known' % shape.tag
+                    self._unchecked(name, 'geometry <%s> is not known' % shape.tag)
                     continue
                 points, extra = shape_points(shape, mesh)
                 origin = collision.find('origin')
@@ -640,19 +736,19 @@ class Collisions:
 
     @property
     def count(self):
-        """Number of clearances kept per pose."""
+        """Return the number of clearances kept per pose."""
         return len(self.names())
 
     def names(self):
         """Return what each clearance of :meth:`clearances` is, for messages."""
         out = ['%s and %s' % (self.links[i], self.links[j]) for i, j in self.pairs]
         for k, _ in enumerate(self.keep_out.planes):
-            which = self.floored if (k == 0 and self.floor) else range(len(self.links))
+            which = self.floored if (k == 0 and self.floor) else self.moving
             plane = 'the floor' if (k == 0 and self.floor) else 'keep-out plane %d' % (
                 k - self.floor)
             out += ['%s and %s' % (self.links[c], plane) for c in which]
         for k, _ in enumerate(self.keep_out.boxes):
-            out += ['%s and keep-out box %d' % (link, k) for link in self.links]
+            out += ['%s and keep-out box %d' % (self.links[c], k) for c in self.moving]
         return out
 
     def _poses(self, q):
@@ -755,7 +851,7 @@ class Collisions:
                 J2 = (1 - t)[..., None, None] * J[:, j, 0] + t[..., None, None] * J[:, j, 1]
                 grads.append(np.einsum('bpk,bpkv->bpv', n, J1 - J2))
         for k, (normal, offset) in enumerate(self.keep_out.planes):
-            which = self.floored if (k == 0 and self.floor) else np.arange(len(self.links))
+            which = self.floored if (k == 0 and self.floor) else self.moving
             low = np.empty((count, len(which)))
             lowest = np.empty((count, len(which), 3))
             for n, c in enumerate(which):
@@ -775,8 +871,10 @@ class Collisions:
             if gradient:
                 Jp = self._point_jacobians(E, r, S, self.body[which], lowest)
                 grads.append(np.einsum('k,bckv->bcv', normal, Jp))
+        moving = self.moving
         for centre, half, R in self.keep_out.boxes:
-            value, grad = _box_clearance(ends, J, centre, half, R, self.radius)
+            value, grad = _box_clearance(ends[:, moving], None if J is None else J[:, moving],
+                                         centre, half, R, self.radius[moving])
             values.append(value)
             if gradient:
                 grads.append(grad)
@@ -843,7 +941,8 @@ class Collisions:
             k, c = np.argwhere(low)[0]
             return int(k), self.names()[c], float(g[k, c])
         move = np.einsum('bcv,bv->bc', self.reach(q), np.abs(qd_step))   # (n, C)
-        bound = g - self._movement(move)
+        # the reach is taken at the sample: a quarter more covers its change over the step
+        bound = g - 1.25 * self._movement(move)
         bad = bound <= 0
         if bad.any():
             k, c = np.argwhere(bad)[0]
@@ -856,10 +955,10 @@ class Collisions:
         if len(self.pairs):
             parts.append(move[:, self.pairs[:, 0]] + move[:, self.pairs[:, 1]])
         for k, _ in enumerate(self.keep_out.planes):
-            which = self.floored if (k == 0 and self.floor) else np.arange(len(self.links))
+            which = self.floored if (k == 0 and self.floor) else self.moving
             parts.append(move[:, which])
         for _ in self.keep_out.boxes:
-            parts.append(move)
+            parts.append(move[:, self.moving])
         return np.concatenate(parts, axis=1)
 
 

@@ -60,6 +60,8 @@ COVERAGE = {'revolute': 1.0, 'prismatic': 0.1}
 SHORTFALL_PRICE = 3.0
 #: Sharpness of the smooth range the optimiser sees, per share.
 COVERAGE_SHARPNESS = 100.0
+#: How far an optimiser's iterate may fall short of a clearance and still be taken [m].
+CLEARANCE_TOLERANCE = 0.001
 #: Samples per period where the optimiser keeps the clearances (their smooth minimum).
 COLLISION_SAMPLES = 200
 #: Share of the velocity and effort limits the optimiser aims for (sampling slack).
@@ -568,16 +570,33 @@ def _design(model, urdf_text, duration, start, harmonics, period, margin, accele
     x0 = np.concatenate([z, np.maximum(need - problem.coverage(z)[0], 0.0)])
     best = z
     state['message'] = 'the first guess (no iterations)'
+
+    def feasible(x):
+        return not clear.active or clear.values(x[:n]).min() >= -CLEARANCE_TOLERANCE
+
+    # the last iterate that keeps the clearances: where the optimiser stops outside them (an
+    # iteration limit, a failed line search), the design goes on from there (shrinking
+    # towards the start repairs a limit, not always a clearance)
+    state['feasible'] = z
+
+    def track(x):
+        if feasible(x):
+            state['feasible'] = x[:n].copy()
+        callback(x[:n])
+
     if iterations > 0:
         result = minimize(lambda x: problem.evaluate(x[:n])[0] + price @ x[n:], x0,
                           jac=lambda x: np.concatenate([problem.evaluate(x[:n])[1], price]),
                           method='SLSQP', constraints=constraints,
                           bounds=[(None, None)] * n + [(0.0, float(v)) for v in need],
-                          callback=lambda x: callback(x[:n]),
+                          callback=track,
                           options={'maxiter': iterations, 'ftol': 1e-4})
         state['message'] = result.message
-        if np.all(np.isfinite(result.x)):
+        if np.all(np.isfinite(result.x)) and feasible(result.x):
             best = result.x[:n]
+        else:
+            best = state['feasible']
+            state['message'] = '%s (the last iterate within the limits kept)' % result.message
 
     # the written grid: shrink towards the start pose until every limit holds on it
     Z = best.reshape(model.nv, basis.size)
@@ -587,14 +606,16 @@ def _design(model, urdf_text, duration, start, harmonics, period, margin, accele
         t, q, qd, qdd = _sample(model, basis, start, Z, duration)
         tau = rnea(model, q, qd, qdd) + drive_torques(qd, qdd, **nominal)
         bad = _violations(model, limits, q, qd, qdd, tau)
+        what = 'the limits of %s' % ', '.join(bad)
         if not bad:
             hit = clear.check(Z, q, period)
             if hit is None:
                 break
-            bad = ['%s (%.3f m apart at %.2f s)' % hit]
+            what = 'the clearance of %s (%.4g m apart at %.2f s, %g m needed)' % (
+                hit + (collisions.clearance,))
         Z = 0.98 * Z
     else:
-        raise AnalysisError('no excitation within the limits of %s' % ', '.join(bad))
+        raise AnalysisError('no excitation keeps %s: try another --start' % what)
     out = Excitation()
     out.joint_names = model.joint_names
     out.time, out.q, out.qd, out.qdd, out.tau = t, q, qd, qdd, tau

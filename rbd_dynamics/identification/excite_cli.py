@@ -87,8 +87,8 @@ def _check(args, model):
         raise AnalysisError('--margin must be at least 0 and less than 0.5')
     if args.harmonics < 2 or args.iterations < 0:
         raise AnalysisError('--harmonics must be at least 2 and --iterations not negative')
-    if not (np.isfinite(args.clearance) and args.clearance > 0):
-        raise AnalysisError('--clearance must be a positive distance [m]')
+    if not (np.isfinite(args.clearance) and args.clearance > collision.START_SLACK):
+        raise AnalysisError('--clearance must be more than %g m' % collision.START_SLACK)
 
 
 def _world(args, model, text):
@@ -97,6 +97,9 @@ def _world(args, model, text):
         return None
     srdf = None
     if args.srdf:
+        if args.srdf.endswith('.xacro'):
+            raise AnalysisError('--srdf %s is a xacro file: expand it first (xacro %s > '
+                                'robot.srdf)' % (args.srdf, args.srdf))
         try:
             with open(args.srdf, 'rb') as stream:
                 srdf = stream.read()
@@ -192,8 +195,10 @@ def _world_lines(result):
     if result.left_out:
         lines.append('not checked, capsules overlapping at the start pose (next-but-one links): '
                      + ', '.join(result.left_out))
-    for link, reason in sorted(world.unchecked.items()):
-        lines.append('not checked: %s (%s)' % (link, reason))
+    for link, reasons in sorted(world.unchecked.items()):
+        lines.append('not checked: %s %s (%s)' % (
+            'a shape of' if link in world.links else 'the collision geometry of', link,
+            '; '.join(reasons)))
     return lines
 
 

@@ -292,3 +292,39 @@ def test_obj_faces_read_as_triangles(tmp_path):
     path.write_text('v 0 0 0\nf 1 2 3\n')
     with pytest.raises(collision.MeshError, match='not a readable OBJ'):
         collision.read_mesh(str(path))
+
+
+DAE = """<?xml version="1.0"?>
+<COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1">
+  <asset><unit meter="0.001"/><up_axis>Y_UP</up_axis></asset>
+  <library_geometries><geometry id="g"><mesh>
+    <source id="p"><float_array id="pa" count="9">0 0 0 100 0 0 0 100 0</float_array></source>
+    <vertices id="v"><input semantic="POSITION" source="#p"/></vertices>
+  </mesh></geometry></library_geometries>
+  <library_visual_scenes><visual_scene id="s">
+    <node><translate>0 0 500</translate><instance_geometry url="#g"/></node>
+  </visual_scene></library_visual_scenes>
+</COLLADA>
+"""
+
+
+def test_collada_vertices_placed_by_their_scene(tmp_path):
+    path = tmp_path / 'part.dae'
+    path.write_text(DAE)
+    got = collision.read_mesh(str(path))
+    # millimetres, moved 500 mm along the document's z, then Y up turned to Z up
+    expected = np.array([[0, 0, 500], [100, 0, 500], [0, 100, 500]]) * 1e-3
+    expected = expected @ np.array([[1.0, 0, 0], [0, 0, -1.0], [0, 1.0, 0]]).T
+    np.testing.assert_allclose(got, np.unique(expected, axis=0), atol=1e-12)
+
+
+def test_keep_out_regions_leave_links_fixed_to_the_root_alone(tmp_path):
+    text = open(demo_urdf_path()).read()
+    model = rbd.Model.from_urdf(text, compiled=False)
+    keep = tmp_path / 'keep.yaml'
+    keep.write_text('planes: [{point: [0, 0, 0.02], normal: [0, 0, 1]}]\n')
+    world = collision.Collisions(model, text, keep_out=collision.read_keep_out(str(keep)),
+                                 floor=False)
+    planes = [name for name in world.names() if name.endswith('keep-out plane 0')]
+    assert 'link2 and keep-out plane 0' in planes
+    assert not any(name.startswith('base_link ') for name in planes)
