@@ -27,6 +27,7 @@ from .recordings import fitted_rows, held_model, read_states, recording, split_h
 from .report import _plot, _write_csv, CSV_NAME, PNG_NAME, predictions, summary, \
     unconstrained_error, write_all
 from .stack import DEFAULT_MIN_SPEED
+from .units import read_effort_scale
 from ..analysis import AnalysisError, exit_code, require
 from ..analysis.cli import _holds, add_plot_options, add_recording_options, load_description
 from ..drive import COULOMB_VELOCITY
@@ -71,6 +72,11 @@ def _parser():
                         help="a joint's samples slower than this are left out of the fit and "
                              'of the moving-state error: a joint at rest sticks [rad/s; a '
                              'tenth in m/s for prismatic joints] (default: %(default)s)')
+    parser.add_argument('--effort-scale', metavar='FILE',
+                        help='a node parameters file with drive.effort_scale (joint torque per '
+                             "unit of the driver's effort, in its joints' order): the recorded "
+                             'efforts are converted to joint torques before the fit, and the '
+                             'scale is written to drive.yaml')
     parser.add_argument('--no-offset', action='store_true',
                         help='do not estimate a constant effort offset per joint')
     parser.add_argument('--no-armature', action='store_true',
@@ -138,6 +144,8 @@ def run(args, out=None):
     text, model = load_description(robot, xacro_args, args.root_link)
     from ..analysis.pipeline import check_model
     check_model(model)
+    scales = read_effort_scale(args.effort_scale, model.joint_names) \
+        if args.effort_scale else None
     states = [read_states(b, args.topic, model, timing) for b in bags]
     checked = [read_states(b, args.topic, model, timing) for b in validate]
     described = model
@@ -154,6 +162,15 @@ def run(args, out=None):
     if validate:
         validation = [recording(b, s, model, args.window, args.max_gap, timing, fixed)
                       for b, s in zip(validate, checked)]
+    if scales is not None:
+        missing = [n for n in model.joint_names if n not in scales]
+        if missing:
+            raise AnalysisError('--effort-scale %s gives no scale for %s'
+                                % (args.effort_scale, ', '.join(missing)))
+        scale = np.array([scales[n] for n in model.joint_names])
+        for r in recordings + (validation if validate else []):
+            r.effort = r.effort * scale  # the driver's units -> joint torques
+    if validate:
         fit = recordings
         held_out = 'the --validate recordings'
     else:
@@ -213,16 +230,25 @@ def run(args, out=None):
         notes.append('Effort offsets (a sensor nuisance, not a node parameter): %s'
                      % ', '.join('%.4g' % v for v in result.drive['offset']))
     drive = every_joint(described, model, result.drive, layout.coulomb_velocity)
+    effort_scale = None
+    if scales is not None:
+        notes.append("Efforts in the driver's units: drive.effort_scale from %s."
+                     % os.path.basename(args.effort_scale))
+        effort_scale = [scales.get(name, 1.0) for name in described.joint_names]
     written = write_all(args.out, {
-        URDF_NAME: text_out, DRIVE_NAME: drive_yaml(*drive, notes),
+        URDF_NAME: text_out, DRIVE_NAME: drive_yaml(*drive, notes, effort_scale=effort_scale),
         DESCRIPTION_NAME: drive_yaml(*drive, notes + [
             'The identified description and drive: run the node with --params-file on this '
-            'file alone.'], description=text_out),
+            'file alone.'], description=text_out, effort_scale=effort_scale),
         CSV_NAME: lambda path: _write_csv(path, model.joint_names, rows),
         PNG_NAME: lambda path: _plot(path, model.joint_names, rows, args.plot_points)})
     timing['writing'] = time.perf_counter() - t0
     out.write(summary(model, result, stack, rows, held_out, len(bags), timing, min_speed,
                       args.window, every_speed, unconstrained, held))
+    if scales is not None:
+        out.write('efforts converted to joint torques by drive.effort_scale from %s (written to '
+                  '%s): %s\n' % (args.effort_scale, DRIVE_NAME, ', '.join(
+                      '%s %.6g' % (n, scales[n]) for n in model.joint_names)))
     out.write('wrote %s\n' % ', '.join(written))
     return 0, timing
 

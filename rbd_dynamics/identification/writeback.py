@@ -103,14 +103,15 @@ def _indent(element, indent):
 
 
 def drive_yaml(joint_names, viscous, coulomb, armature, coulomb_velocity, notes=(),
-               description=None):
+               description=None, effort_scale=None):
     """
     Return a node parameters file with the identified drive (``--params-file`` as it is).
 
     ``notes`` are comment lines put at the top (what was identified, the offsets). With
     ``description`` (URDF text), the file carries it as ``robot_description``, a literal block:
     the text reaches the node exactly, whatever it holds (``-p robot_description:=...`` on
-    the command line is parsed as YAML, and a comment with ``: `` in it breaks it).
+    the command line is parsed as YAML, and a comment with ``: `` in it breaks it). With
+    ``effort_scale`` (one per joint), the file carries ``drive.effort_scale`` too.
     """
     def values(array):
         return '[%s]' % ', '.join(repr(float(v)) for v in array)
@@ -131,4 +132,6 @@ def drive_yaml(joint_names, viscous, coulomb, armature, coulomb_velocity, notes=
               '      coulomb_velocity: %s' % values(np.broadcast_to(
                   np.asarray(coulomb_velocity, dtype=float), (len(joint_names),))),
               '      armature: %s' % values(armature)]
+    if effort_scale is not None:
+        lines.append('      effort_scale: %s' % values(effort_scale))
     return '\n'.join(lines) + '\n'
