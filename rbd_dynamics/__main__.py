@@ -11,6 +11,7 @@ arguments go to xacro.
     python -m rbd_dynamics trajectory ROBOT FILE ...  torques along a planned trajectory
     python -m rbd_dynamics identify ROBOT BAG ...     inertias and drive from recorded efforts
     python -m rbd_dynamics excite ROBOT ...           an excitation for identification
+    python -m rbd_dynamics payload ROBOT BAG --link L a payload from recorded efforts
     python -m rbd_dynamics precompile                 compile the kernels ahead of time
 
 (see ``python -m rbd_dynamics bag --help``; :mod:`rbd_dynamics.analysis`)
@@ -42,6 +43,9 @@ def main(argv=None):
     if argv and argv[0] == 'excite':
         from .identification.excite_cli import main as excite_main
         return excite_main(argv[1:])
+    if argv and argv[0] == 'payload':
+        from .identification.payload_cli import main as payload_main
+        return payload_main(argv[1:])
     if argv and argv[0] == 'identify':
         from .identification.identify_cli import main as identify_main
         return identify_main(argv[1:])

@@ -525,6 +525,17 @@ def regressor(model, q, qd, qdd, out=None):
     return _result(Y, out, shape)
 
 
+def body_force_regressor(v, a):
+    """
+    ``(B, 6, 10)`` matrices ``F`` with ``I a + v x* I v = F pi`` (a body's Newton-Euler force).
+
+    ``v``, ``a`` ``(B, 6)``: the body's spatial velocity and acceleration (gravity included as
+    a fictitious base acceleration) in a frame fixed to it; ``pi`` its ten parameters about
+    that frame's origin in its axes; the force [moment; force] in the same frame.
+    """
+    return _inertia_times(a) + _crf(v) @ _inertia_times(v)
+
+
 def regressor_reference(model, q, qd, qdd):
     """``Y`` ``(B, nv, 10 nb)`` of checked ``(B, n)`` states on the NumPy path."""
     count = q.shape[0]
@@ -533,7 +544,7 @@ def regressor_reference(model, q, qd, qdd):
                                    full_velocities(model, qdd))
     Yf = np.zeros((count, model.nvf, 10 * model.nb))
     for i in range(model.nb):
-        F = _inertia_times(a[i]) + _crf(v[i]) @ _inertia_times(v[i])
+        F = body_force_regressor(v[i], a[i])
         columns = slice(10 * i, 10 * i + 10)
         j = i
         while True:

@@ -24,6 +24,33 @@ def parameters_from_spatial(inertia):
     return out
 
 
+def spatial_from_parameters(theta):
+    """Spatial inertias ``(..., 6, 6)`` of parameters ``(..., 10)`` (inverse of the above)."""
+    theta = np.asarray(theta, dtype=float)
+    out = np.zeros(theta.shape[:-1] + (6, 6))
+    out[..., :3, :3] = rotational_inertia(theta)
+    hx, hy, hz = theta[..., 1], theta[..., 2], theta[..., 3]
+    h = np.zeros(theta.shape[:-1] + (3, 3))          # skew(h) = m c x
+    h[..., 0, 1], h[..., 0, 2], h[..., 1, 2] = -hz, hy, -hx
+    h[..., 1, 0], h[..., 2, 0], h[..., 2, 1] = hz, -hy, hx
+    out[..., :3, 3:] = h
+    out[..., 3:, :3] = np.swapaxes(h, -1, -2)
+    out[..., 3:, 3:] = theta[..., 0, None, None] * np.eye(3)
+    return out
+
+
+def parameter_map(X):
+    """
+    ``(10, 10)`` ``T`` with ``pi_B = T pi_A`` for one body's parameters in two frames.
+
+    ``X`` is the motion transform from B's coordinates to A's (``v_A = X v_B``); then ``I_B =
+    X^T I_A X``, linear in the parameters.
+    """
+    X = np.asarray(X, dtype=float)
+    return np.stack([parameters_from_spatial(X.T @ spatial_from_parameters(e) @ X)
+                     for e in np.eye(10)], axis=1)
+
+
 def rotational_inertia(theta):
     """``(..., 3, 3)`` rotational inertia about the frame origin of parameters ``(..., 10)``."""
     theta = np.asarray(theta, dtype=float)

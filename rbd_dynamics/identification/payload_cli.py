@@ -1,0 +1,273 @@
+"""
+``python -m rbd_dynamics payload ROBOT BAG [BAG ...] --link LINK [--params-file FILE] ...``.
+
+(``[--wrench TOPIC] [--out DIR] [name:=value ...]`` and the options of ``--help``.)
+Estimates the payload held by a link (:mod:`.payload`) from a recording of the arm moving, or
+resting in several poses, with it, and writes ``DIR/payload.yaml`` (node parameters). Exit
+codes: 0 written, 1 unusable input (the message names it), 2 a command line that does not
+parse, 3 the recording does not determine the payload's mass and centre of mass.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+from . import hold
+from .excite import urdf_limits
+from .payload import estimate, joint_columns, sensor_columns
+from .recordings import held_model, read_states, recording
+from .units import read_drive
+from ..analysis import AnalysisError, exit_code, require
+from ..analysis.cli import _holds, add_recording_options, load_description
+
+FILE_NAME = 'payload.yaml'
+WRENCH_TYPE = 'geometry_msgs/msg/WrenchStamped'
+#: States per regressor batch.
+CHUNK = 20000
+
+_HELP = """Estimate the payload a link holds (a gripped tool or object): mass, centre of mass
+and, where the motion determines it, rotational inertia (otherwise a point mass), physically
+consistent, with a standard deviation per value. From the joint efforts of a recording of the
+arm moving (or resting in several poses) with it, on top of ROBOT (ideally identify's
+identified.urdf) and the drive of --params-file (drive.yaml: friction, armature,
+drive.effort_scale); or, with --wrench TOPIC, from a wrist force/torque sensor's
+geometry_msgs/WrenchStamped (its frame_id a link rigidly joined to --link). Writes DIR/%s (node
+parameters payload.*, for --params-file) and prints the equivalent ~/payload message.""" % (
+    FILE_NAME)
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog='python -m rbd_dynamics payload', description=_HELP,
+        usage='%(prog)s ROBOT BAG [BAG ...] --link LINK [--params-file FILE] [--wrench TOPIC] '
+              '[--out DIR] [options] [name:=value ...]')
+    parser.add_argument('inputs', nargs='+', metavar='ROBOT BAG',
+                        help='robot description (.urdf or .xacro), the rosbag2 recordings, '
+                             'xacro arguments')
+    parser.add_argument('--link', required=True, help='the link holding the payload')
+    parser.add_argument('--params-file', metavar='FILE',
+                        help="the arm's drive: a node parameters file (identify's drive.yaml) "
+                             'with drive.viscous, coulomb, armature, coulomb_velocity, '
+                             "effort_scale (default: the description's damping and friction)")
+    parser.add_argument('--wrench', metavar='TOPIC',
+                        help='estimate from this geometry_msgs/WrenchStamped topic of a '
+                             'force/torque sensor instead of the joint efforts')
+    add_recording_options(parser)
+    parser.add_argument('--hold', action='append', metavar='JOINT=VALUE',
+                        help='hold a joint fixed at this position [rad or m] (repeatable); '
+                             'joints not recorded, or standing still, are held without it')
+    parser.add_argument('--no-offset', action='store_true',
+                        help='do not estimate a constant offset per joint effort (sensor axis)')
+    parser.add_argument('--out', default='.', metavar='DIR',
+                        help='directory for %s (default: the current one)' % FILE_NAME)
+    parser.add_argument('--root-link', default=None, help='root of the model')
+    return parser
+
+
+def run(args, out=None):
+    """Run the command for parsed arguments; the exit code."""
+    out = sys.stdout if out is None else out
+    require('payload', 'scipy', 'cvxpy')
+    from ..parsers.files import split_xacro_args
+    from .report import write_all
+    try:
+        tokens, xacro_args = split_xacro_args(args.inputs)
+    except Exception as err:
+        raise AnalysisError(str(err)) from None
+    if len(tokens) < 2:
+        raise AnalysisError('payload needs a robot description and at least one bag')
+    robot, bags = tokens[0], tokens[1:]
+    text, model = load_description(robot, xacro_args, args.root_link)
+    from ..analysis.pipeline import check_model
+    check_model(model)
+    if args.link not in model.link_body:
+        raise AnalysisError('--link %r is not a link of the description (links: %s)'
+                            % (args.link, ', '.join(sorted(model.link_body))))
+    if args.wrench:
+        A, b, channels, names, unit = _from_wrench(args, model, bags)
+    else:
+        A, b, channels, names, unit = _from_efforts(args, model, text, bags)
+    result = estimate(A, b, channels, offsets=not args.no_offset)
+    result.link = args.link
+    if args.wrench:  # the sensor's bias, as it reads: b is the negative of the reading
+        result.offsets = -result.offsets
+    used = [n for n, c in zip(names, channels) if c]
+    units = [u for u, c in zip(unit, channels) if c]
+    text_out = payload_yaml(result, bags)
+    written = write_all(args.out, {FILE_NAME: text_out})
+    out.write(summary(result, used, units, args.wrench))
+    out.write('wrote %s\n' % ', '.join(written))
+    return 0
+
+
+def _from_efforts(args, model, text, bags):
+    """Return the payload's rows from the joint efforts: ``(A, b, channels, names, units)``."""
+    from ..drive import drive_torques
+    from ..dynamics import rnea
+    states = [read_states(b, args.topic, model) for b in bags]
+    held = hold.choose(model, urdf_limits(text), states, _holds(args.hold))
+    described = model
+    if held:
+        model = held_model(text, held, args.root_link)
+    fixed = (set(described.joint_names) | set(described.mimic)) \
+        - set(model.joint_names) - set(model.mimic)
+    drive = read_drive(args.params_file, model)
+    if args.link not in model.link_body or model.link_body[args.link] < 0:
+        raise AnalysisError('no recorded joint moves --link %s (held: %s)'
+                            % (args.link, '; '.join(held.summary()) or 'none'))
+    A, b = [], []
+    for path, s in zip(bags, states):
+        r = recording(path, s, model, args.window, args.max_gap, None, fixed)
+        for first in range(0, len(r), CHUNK):
+            part = slice(first, first + CHUNK)
+            q, qd, qdd = r.q[part], r.qd[part], r.qdd[part]
+            arm = rnea(model, q, qd, qdd) + drive_torques(
+                qd, qdd, drive['viscous'], drive['coulomb'], drive['armature'],
+                drive['coulomb_velocity'])
+            b.append(r.effort[part] * drive['effort_scale'] - arm)
+            A.append(joint_columns(model, args.link, q, qd, qdd))
+    A, b = np.concatenate(A), np.concatenate(b)
+    # the joints whose torques the payload moves
+    channels = np.abs(A).max(axis=(0, 2)) > 0
+    units = ['N' if t == 'prismatic' else 'N m' for t in model.joint_types]
+    return A, b, channels, list(model.joint_names), units
+
+
+def _from_wrench(args, model, bags):
+    """Return the payload's rows from a wrench topic: ``(A, b, channels, names, units)``."""
+    from ..dynamics import payload_wrench
+    A, b, frames = [], [], set()
+    for path in bags:
+        q, qd, qdd, wrench, frame = _wrench_rows(path, args, model)
+        frames.add(frame)
+        if len(frames) > 1:
+            raise AnalysisError('the wrenches come in several frames: %s'
+                                % ', '.join(sorted(frames)))
+        # what the sensor reads of the payload alone: the modelled bodies beyond it taken off,
+        # and the sign turned (the reading is the wrench on the robot)
+        b.append(-(wrench + payload_wrench(model, frame, q, qd, qdd)))
+        A.append(sensor_columns(model, args.link, frame, q, qd, qdd))
+    names = ['force x', 'force y', 'force z', 'torque x', 'torque y', 'torque z']
+    return (np.concatenate(A), np.concatenate(b), np.ones(6, dtype=bool), names,
+            ['N'] * 3 + ['N m'] * 3)
+
+
+def _wrench_rows(path, args, model):
+    """Return the joint states at the wrench stamps of one bag: ``(q, qd, qdd, wrench, frame)``."""
+    from ..analysis.bag import open_bag, read_joint_states
+    from ..analysis.merge import merge_joint_states
+    from ..analysis.pipeline import state_derivatives
+    states = read_joint_states(path, args.topic)
+    if not states.groups:
+        raise AnalysisError('%s has no joint states on %s' % (path, args.topic))
+    try:
+        merged = merge_joint_states(states.groups, model, args.max_gap)
+    except AnalysisError as err:
+        raise AnalysisError('%s: %s' % (path, err)) from None
+    qd, qdd = state_derivatives(merged, args.window)
+    reader = open_bag(path)
+    try:
+        conns = [c for c in reader.connections if c.topic == args.wrench]
+        if not conns:
+            raise AnalysisError('%s has no topic %s' % (path, args.wrench))
+        if any(c.msgtype != WRENCH_TYPE for c in conns):
+            raise AnalysisError('topic %s is not %s' % (args.wrench, WRENCH_TYPE))
+        stamps, values, frames = [], [], set()
+        for conn, _, raw in reader.messages(connections=conns):
+            msg = reader.deserialize(raw, conn.msgtype)
+            stamps.append(msg.header.stamp.sec * 10 ** 9 + msg.header.stamp.nanosec)
+            f, t = msg.wrench.force, msg.wrench.torque
+            values.append([f.x, f.y, f.z, t.x, t.y, t.z])
+            frames.add(msg.header.frame_id)
+    finally:
+        reader.close()
+    if len(frames) != 1 or not next(iter(frames)):
+        raise AnalysisError('%s: the wrenches on %s name %s: one frame, a link of the model, '
+                            'is needed' % (path, args.wrench, ', '.join(sorted(frames)) or
+                                           'no frame'))
+    frame = frames.pop()
+    if frame not in model.link_body:
+        raise AnalysisError('%s: the wrench frame %r is not a link of the model'
+                            % (path, frame))
+    time = (np.array(stamps, dtype=np.int64) - merged.origin_ns) * 1e-9
+    values = np.array(values, dtype=float)
+    # within a segment of joint states only (no interpolation across a gap)
+    keep = np.zeros(len(time), dtype=bool)
+    for s in np.unique(merged.segment):
+        span = merged.time[merged.segment == s]
+        keep |= (time >= span[0]) & (time <= span[-1])
+    keep &= np.isfinite(values).all(axis=1)
+    if not keep.any():
+        raise AnalysisError('%s: no wrench falls within the joint states' % path)
+    time, values = time[keep], values[keep]
+
+    def at(x):
+        return np.column_stack([np.interp(time, merged.time, x[:, j])
+                                for j in range(x.shape[1])])
+    return at(merged.q), at(qd), at(qdd), values, frame
+
+
+def payload_yaml(result, bags):
+    """Return ``payload.yaml``: the node's ``payload.*`` parameters under ``/**``."""
+    inertia = result.inertia[(0, 0, 0, 1, 1, 2), (0, 1, 2, 1, 2, 2)]
+    lines = ['# The payload of %s estimated by python -m rbd_dynamics payload from %s%s.'
+             % (result.link, ', '.join(os.path.basename(b.rstrip('/')) for b in bags),
+                ' (a point mass: the motion did not determine its inertia)'
+                if result.point_mass else ''),
+             '/**:', '  ros__parameters:', '    payload:',
+             '      link: %s' % json.dumps(result.link),
+             '      mass: %r' % float(result.mass),
+             '      com: [%s]' % ', '.join(repr(float(v)) for v in result.com),
+             '      inertia: [%s]' % ', '.join(repr(float(v)) for v in inertia)]
+    return '\n'.join(lines) + '\n'
+
+
+def message_yaml(result):
+    """Return the ``~/payload`` message (``geometry_msgs/InertiaStamped``) as YAML."""
+    i = result.inertia
+    return ('{header: {frame_id: %s}, inertia: {m: %.6g, com: {x: %.6g, y: %.6g, z: %.6g}, '
+            'ixx: %.6g, ixy: %.6g, ixz: %.6g, iyy: %.6g, iyz: %.6g, izz: %.6g}}'
+            % ((json.dumps(result.link), result.mass) + tuple(result.com)
+               + (i[0, 0], i[0, 1], i[0, 2], i[1, 1], i[1, 2], i[2, 2])))
+
+
+def summary(result, names, units, wrench):
+    """Return the printed report."""
+    std = result.std
+    lines = ['payload of %s from %d samples (%s)' % (
+        result.link, result.rows, 'the wrenches on %s' % wrench if wrench else
+        'the joint efforts of %s' % ', '.join(names))]
+    lines.append('mass           %.6g kg  +- %.2g' % (result.mass, std['mass']))
+    lines.append('centre of mass [%s] m  +- [%s]  (link frame)' % (
+        ', '.join('%.5g' % v for v in result.com), ', '.join('%.2g' % v for v in std['com'])))
+    if result.point_mass:
+        lines.append('inertia        0 about the centre of mass: a point mass (the motion does '
+                     'not determine the rotational inertia: condition number %.3g; move the '
+                     'link through more rotation to estimate it)' % result.condition)
+    else:
+        i = result.inertia
+        lines.append('inertia        ixx %.4g ixy %.4g ixz %.4g iyy %.4g iyz %.4g izz %.4g kg m^2'
+                     ' about the centre of mass, link axes' % (
+                         i[0, 0], i[0, 1], i[0, 2], i[1, 1], i[1, 2], i[2, 2]))
+        lines.append('               +- %s' % ' '.join('%.2g' % v for v in std['inertia']))
+        if result.consistent_binds:
+            lines.append('physically consistent: the least-squares estimate was not a body; '
+                         'the written one is the best fit that is')
+    lines.append('residual RMS per %s, without the payload -> with it:' % (
+        'axis' if wrench else 'joint'))
+    for name, unit, before, after, offset in zip(names, units, result.rms_before, result.rms,
+                                                 result.offsets):
+        lines.append('  %-20s %10.4g -> %10.4g %s   (offset %.4g)'
+                     % (name, before, after, unit, offset))
+    lines.append('as the ~/payload message: ros2 topic pub --once /rbd_dynamics/payload '
+                 "geometry_msgs/msg/InertiaStamped '%s'" % message_yaml(result))
+    return '\n'.join(lines) + '\n'
+
+
+def main(argv):
+    """Entry point; ``argv`` are the arguments after ``payload``."""
+    args = _parser().parse_intermixed_args(argv)
+    return exit_code(lambda: run(args))
