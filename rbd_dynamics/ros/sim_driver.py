@@ -179,6 +179,14 @@ class SimDriver(Node):
         self.command_dofs = np.array([self.dof_adr[names.index(n)] for n in joints])
         self.command_qpos = np.array([self.qpos_adr[names.index(n)] for n in joints])
         self._configure_limits_and_controller(p, desc)
+        # a driver that speaks current: efforts out and commands in are in its unit
+        self.effort_scale = per_joint('drive.effort_scale', p['drive.effort_scale'], joints,
+                                      np.ones(len(joints)))
+        if np.any(self.effort_scale == 0.0):
+            raise ValueError('drive.effort_scale must not be 0, got %s'
+                             % list(p['drive.effort_scale']))
+        self.state_scale = np.array([self.effort_scale[joints.index(n)] if n in joints else 1.0
+                                     for n in names])
         initial = p['initial_positions']
         if initial:
             if len(initial) != len(joints):
@@ -288,6 +296,9 @@ class SimDriver(Node):
             ('drive.hard_friction', False, 'Coulomb friction as a nearly rigid constraint: a '
              'moving joint feels exactly drive.coulomb, a joint at rest sticks (default: '
              "MuJoCo's soft friction loss)"),
+            ('drive.effort_scale', t.DOUBLE_ARRAY, 'per joint of joints: joint torque per unit '
+             'of the effort this driver reports and takes, as a driver that speaks motor '
+             'current [N m per unit]; empty: 1 (N m)'),
             ('effort_limits', False, 'clamp the commands to the effort limits'),
             ('limits.effort', t.DOUBLE_ARRAY, 'per joint of joints [N m]; empty: the URDF '
              '<limit effort>; 0: unlimited'),
@@ -337,7 +348,7 @@ class SimDriver(Node):
                                       % (len(values), len(self.joints), ', '.join(self.joints)),
                                       throttle_duration_sec=2.0)
             return
-        self._apply(values)
+        self._apply(values * self.effort_scale)
         self.commands += 1
         if self.lockstep:
             self._stop_waiting()
@@ -446,7 +457,8 @@ class SimDriver(Node):
         q_ref, qd_ref, _, effort = self.trajectory.sample(d.time)
         error = q_ref - d.qpos[self.command_qpos]
         error_rate = qd_ref - d.qvel[self.command_dofs]
-        self._apply(self.pid(error, error_rate, self.period) + effort)
+        # the trajectory's effort in the driver's unit; the PID's gains give N m
+        self._apply(self.pid(error, error_rate, self.period) + effort * self.effort_scale)
         self.commands += 1
 
     def _attach_payload(self):
@@ -501,7 +513,7 @@ class SimDriver(Node):
         msg.name = self.names
         msg.position = d.qpos[self.qpos_adr].tolist()
         msg.velocity = d.qvel[self.dof_adr].tolist()
-        msg.effort = d.qfrc_applied[self.dof_adr].tolist()
+        msg.effort = (d.qfrc_applied[self.dof_adr] / self.state_scale).tolist()
         self.pub_state.publish(msg)
         if self.pub_wrench is not None:
             # MuJoCo's force/torque sensors give the wrench the parent applies on the links
