@@ -26,6 +26,7 @@ from .friction import recording_widths
 from .recordings import fitted_rows, held_model, read_states, recording, split_holdout
 from .report import _plot, _write_csv, CSV_NAME, PNG_NAME, predictions, summary, \
     unconstrained_error, write_all
+from .scales import estimate_scales, WEAK
 from .stack import DEFAULT_MIN_SPEED
 from .units import read_effort_scale
 from ..analysis import AnalysisError, exit_code, require
@@ -72,11 +73,17 @@ def _parser():
                         help="a joint's samples slower than this are left out of the fit and "
                              'of the moving-state error: a joint at rest sticks [rad/s; a '
                              'tenth in m/s for prismatic joints] (default: %(default)s)')
-    parser.add_argument('--effort-scale', metavar='FILE',
-                        help='a node parameters file with drive.effort_scale (joint torque per '
+    parser.add_argument('--effort-scale', metavar='FILE|estimate',
+                        help='estimate: estimate the effort scale of every joint with the rest '
+                             '(the common factor from --load, else from the description); or a '
+                             'node parameters file with drive.effort_scale (joint torque per '
                              "unit of the driver's effort, in its joints' order): the recorded "
                              'efforts are converted to joint torques before the fit, and the '
                              'scale is written to drive.yaml')
+    parser.add_argument('--load', action='append', nargs='+', metavar='LINK:MASS BAG',
+                        help='with --effort-scale estimate: recordings holding a load of known '
+                             'mass [kg] rigidly on LINK (its centre of mass and inertia are '
+                             'estimated); repeatable')
     parser.add_argument('--no-offset', action='store_true',
                         help='do not estimate a constant effort offset per joint')
     parser.add_argument('--no-armature', action='store_true',
@@ -144,8 +151,13 @@ def run(args, out=None):
     text, model = load_description(robot, xacro_args, args.root_link)
     from ..analysis.pipeline import check_model
     check_model(model)
+    estimating = args.effort_scale == 'estimate'
+    if args.load and not estimating:
+        raise AnalysisError('--load fixes the common factor of estimated scales: give it with '
+                            '--effort-scale estimate')
     scales = read_effort_scale(args.effort_scale, model.joint_names) \
-        if args.effort_scale else None
+        if args.effort_scale and not estimating else None
+    load_specs = [_load_spec(spec, model) for spec in args.load or []]
     states = [read_states(b, args.topic, model, timing) for b in bags]
     checked = [read_states(b, args.topic, model, timing) for b in validate]
     described = model
@@ -162,20 +174,31 @@ def run(args, out=None):
     if validate:
         validation = [recording(b, s, model, args.window, args.max_gap, timing, fixed)
                       for b, s in zip(validate, checked)]
-    if scales is not None:
-        missing = [n for n in model.joint_names if n not in scales]
-        if missing:
-            raise AnalysisError('--effort-scale %s gives no scale for %s'
-                                % (args.effort_scale, ', '.join(missing)))
-        scale = np.array([scales[n] for n in model.joint_names])
-        for r in recordings + (validation if validate else []):
-            r.effort = r.effort * scale  # the driver's units -> joint torques
     if validate:
         fit = recordings
         held_out = 'the --validate recordings'
     else:
         fit, validation = split_holdout(recordings)
         held_out = 'the last fifth of the data, held out of the fit'
+    scale_fit = None
+    if estimating:
+        loads = [(link, mass, [recording(b, read_states(b, args.topic, described, timing),
+                                         model, args.window, args.max_gap, timing, fixed)
+                               for b in load_bags]) for link, mass, load_bags in load_specs]
+        t0 = time.perf_counter()
+        layout0 = idf.Layout(model, args.coulomb_velocity or COULOMB_VELOCITY,
+                             offset=not args.no_offset, armature=not args.no_armature)
+        scale_fit = estimate_scales(layout0, fit, loads)
+        timing['effort scales'] = time.perf_counter() - t0
+        scales = dict(zip(model.joint_names, scale_fit.scale))
+    if scales is not None:
+        missing = [n for n in model.joint_names if n not in scales]
+        if missing:
+            raise AnalysisError('--effort-scale %s gives no scale for %s'
+                                % (args.effort_scale, ', '.join(missing)))
+        scale = np.array([scales[n] for n in model.joint_names])
+        for r in fit + validation:
+            r.effort = r.effort * scale  # the driver's units -> joint torques
     keep, every_speed = fitted_rows(model, fit, min_speed, args.window)
     t0 = time.perf_counter()
     widths = args.coulomb_velocity
@@ -232,8 +255,11 @@ def run(args, out=None):
     drive = every_joint(described, model, result.drive, layout.coulomb_velocity)
     effort_scale = None
     if scales is not None:
-        notes.append("Efforts in the driver's units: drive.effort_scale from %s."
-                     % os.path.basename(args.effort_scale))
+        notes.append("Efforts in the driver's units: drive.effort_scale %s."
+                     % ('estimated (the common factor from %s)' % (
+                         'the loads of known mass' if load_specs else "the description's "
+                         'inertial parameters') if estimating
+                        else 'from %s' % os.path.basename(args.effort_scale)))
         effort_scale = [scales.get(name, 1.0) for name in described.joint_names]
     written = write_all(args.out, {
         URDF_NAME: text_out, DRIVE_NAME: drive_yaml(*drive, notes, effort_scale=effort_scale),
@@ -245,12 +271,62 @@ def run(args, out=None):
     timing['writing'] = time.perf_counter() - t0
     out.write(summary(model, result, stack, rows, held_out, len(bags), timing, min_speed,
                       args.window, every_speed, unconstrained, held))
-    if scales is not None:
+    if scale_fit is not None:
+        out.write(scale_summary(model, scale_fit, rows))
+    elif scales is not None:
         out.write('efforts converted to joint torques by drive.effort_scale from %s (written to '
                   '%s): %s\n' % (args.effort_scale, DRIVE_NAME, ', '.join(
                       '%s %.6g' % (n, scales[n]) for n in model.joint_names)))
     out.write('wrote %s\n' % ', '.join(written))
     return 0, timing
+
+
+def _load_spec(spec, model):
+    """Return ``(link, mass, bags)`` of one ``--load LINK:MASS BAG [BAG ...]``."""
+    if len(spec) < 2 or ':' not in spec[0]:
+        raise AnalysisError('--load needs LINK:MASS and at least one bag, got %s'
+                            % ' '.join(spec))
+    link, _, mass = spec[0].rpartition(':')
+    try:
+        mass = float(mass)
+    except ValueError:
+        mass = float('nan')
+    if link not in model.link_body:
+        raise AnalysisError('--load %s: %r is not a link of the description' % (spec[0], link))
+    if not (np.isfinite(mass) and mass > 0):
+        raise AnalysisError('--load %s: the mass must be a positive number [kg]' % spec[0])
+    return link, mass, spec[1:]
+
+
+def scale_summary(model, fit, rows):
+    """Return the printed lines of estimated scales and the validation in the driver's units."""
+    from .report import rms_errors
+    effort, _, after = rms_errors(rows, model.nv)
+    lines = ["effort scales estimated (joint torque per unit of the driver's effort; the "
+             'common factor from %s):' % (
+                 'the loads of known mass (%s)' % ', '.join(
+                     '%g kg on %s' % (mass, link) for link, mass, _ in fit.loads)
+                 if fit.reference == 'load' else
+                 "the description's inertial parameters, a weaker reference than a load of "
+                 'known mass (--load)')]
+    width = max(len(n) for n in model.joint_names + ('joint',))
+    lines.append('  %-*s %12s %10s %22s' % (width, 'joint', 'scale', 'std',
+                                            'validation RMS [unit]'))
+    for j, name in enumerate(model.joint_names):
+        k = fit.scale[j]
+        share = 100 * after[j] / effort[j] if effort[j] > 0 else np.nan
+        lines.append('  %-*s %12.6g %10.2g %12.4g (%5.1f %%)%s'
+                     % (width, name, k, fit.std[j], after[j] / abs(k), share,
+                        '  weakly determined' if name in fit.weak else ''))
+    if fit.weak:
+        lines.append('weakly determined scales (standard deviation over %.0f %% of the scale): '
+                     '%s; a load moved so that it loads those joints (not about a vertical '
+                     'axis) determines them' % (100 * WEAK, ', '.join(fit.weak)))
+    for link, mass, theta in fit.loads:
+        com = theta[1:4] / theta[0]
+        lines.append('load on %s: %g kg (given), centre of mass [%s] m (estimated)'
+                     % (link, mass, ', '.join('%.4g' % c for c in com)))
+    return '\n'.join(lines) + '\n'
 
 
 def every_joint(described, fitted, drive, widths):

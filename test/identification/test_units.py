@@ -102,3 +102,86 @@ def test_bad_scale_files_exit_1_and_write_nothing(recordings, tmp_path, capsys, 
     assert code == 1 and message in stderr, stderr
     assert 'Traceback' not in stderr
     assert not out.exists() or not os.listdir(out)
+
+
+LOAD = ('tool_center_point', 2.0, np.array([0.01, 0.02, 0.06]),
+        np.diag([0.004, 0.005, 0.003]))
+
+
+@pytest.fixture(scope='module')
+def estimate_bags(tmp_path_factory):
+    """Record the arm, and the arm with a load, efforts in a driver's units; noise-free and 1 %."""
+    root = tmp_path_factory.mktemp('estimate')
+    with open(demo_urdf_path()) as stream:
+        text = stream.read()
+    nominal = rbd.Model.from_urdf(text, compiled=False)
+    true = rbd.Model.from_urdf(perturbed_description(text, seed=5), compiled=False)
+    rng = np.random.default_rng(6)
+    viscous, coulomb = rng.uniform(0.2, 2.0, nominal.nv), rng.uniform(0.2, 2.0, nominal.nv)
+    finger = nominal.joint_names.index('left_finger_joint')
+    out = {}
+    for noise in (0.0, 0.01):
+        for name, seed, load in (('arm', 7, False), ('load', 8, True)):
+            model = true
+            if load:
+                model = rbd.Model.from_urdf(perturbed_description(text, seed=5),
+                                            compiled=False)
+                model.set_payload(LOAD[0], LOAD[1], LOAD[2], LOAD[3])
+            t = np.arange(0.0, 30.0, 0.004)
+            motion = Motion(nominal, joint_limits(text), seed=seed)
+            motion.amp[finger] = 0.0  # the gripper stands still (and is held)
+            q, qd, qdd = motion(t)
+            q[:, finger] = 0.02
+            tau = efforts(model, q, qd, qdd, viscous, coulomb)
+            if noise:
+                tau += noise * np.sqrt((tau ** 2).mean(axis=0)) * rng.normal(size=tau.shape)
+            out[name, noise] = write_joint_states(root / ('%s_%g' % (name, noise)),
+                                                  nominal.joint_names, t, q, qd, tau / SCALE)
+    return out
+
+
+@pytest.mark.parametrize('noise, tolerance', [(0.0, 1e-6), (0.01, 0.01)])
+def test_scales_estimated_with_a_known_load(estimate_bags, tmp_path, capsys, noise, tolerance):
+    out = tmp_path / 'out'
+    code = identify_cli.main([demo_urdf_path(), estimate_bags['arm', noise], '--effort-scale',
+                              'estimate', '--load', '%s:%g' % LOAD[:2],
+                              estimate_bags['load', noise], '--out', str(out)])
+    stdout, stderr = capsys.readouterr()
+    assert code == 0, stderr
+    assert 'effort scales estimated' in stdout and '2 kg on tool_center_point' in stdout
+    assert 'held' in stdout and 'left_finger_joint' in stdout
+    got = np.array(drive_of(out)['effort_scale'])
+    arm = slice(0, 7)  # the finger is held: its scale stays 1
+    np.testing.assert_allclose(got[arm], SCALE[arm], rtol=tolerance)
+    assert got[7] == 1.0
+
+
+def test_without_a_load_the_description_fixes_the_factor(estimate_bags, tmp_path, capsys):
+    out = tmp_path / 'out'
+    code = identify_cli.main([demo_urdf_path(), estimate_bags['arm', 0.0], '--effort-scale',
+                              'estimate', '--out', str(out)])
+    stdout, stderr = capsys.readouterr()
+    assert code == 0, stderr
+    assert "the description's inertial parameters, a weaker reference" in stdout
+    got = np.array(drive_of(out)['effort_scale'])
+    # the ratios between joints are the data's; the common factor the description's (its
+    # masses 15 to 30 % off the true arm's)
+    ratio = got[:7] / SCALE[:7]
+    assert np.ptp(ratio) < 1e-4 * ratio.mean()
+    assert 0.7 < ratio.mean() < 1.3
+
+
+@pytest.mark.parametrize('args, message', [
+    (['--load', 'tool_center_point:2'], '--load fixes the common factor'),
+    (['--effort-scale', 'estimate', '--load', 'hand:2', 'BAG'], "'hand' is not a link"),
+    (['--effort-scale', 'estimate', '--load', 'tool_center_point:-1', 'BAG'],
+     'the mass must be a positive number'),
+])
+def test_bad_loads_exit_1(estimate_bags, tmp_path, capsys, args, message):
+    args = [estimate_bags['load', 0.0] if a == 'BAG' else a for a in args]
+    out = tmp_path / 'out'
+    code = identify_cli.main([demo_urdf_path(), estimate_bags['arm', 0.0]] + args
+                             + ['--out', str(out)])
+    _, stderr = capsys.readouterr()
+    assert code == 1 and message in stderr, stderr
+    assert not out.exists() or not os.listdir(out)
