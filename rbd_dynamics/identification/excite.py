@@ -511,7 +511,16 @@ def _design(model, urdf_text, duration, start, harmonics, period, margin, accele
     if over:
         raise AnalysisError('at the start pose gravity alone exceeds the effort limits of %s'
                             % ', '.join(over))
-    dropped = collisions.settle(start) if collisions is not None else []
+    dropped = []
+    if collisions is not None:
+        try:
+            dropped = collisions.settle(start)
+        except AnalysisError as err:
+            near = clear_pose(collisions, limits.lower, limits.upper, start)
+            if near is None:
+                raise
+            raise AnalysisError('%s; a clear pose near it: --start %s'
+                                % (err, ' '.join('%.3f' % v for v in near))) from None
     clear = _Clearance(collisions, basis, start)
     layout = Layout(model, coulomb_velocity)
     problem = _Problem(model, limits, start, basis, layout)
@@ -683,6 +692,32 @@ class _Clearance:
             return None
         k, name, value = hit
         return name, value, t[k]
+
+
+def clear_pose(collisions, lower, upper, near, spare=0.01):
+    """
+    Return a pose near ``near`` where every clearance holds with ``spare`` [m] to spare.
+
+    Within ``lower`` and ``upper``; ``None`` where the search finds none.
+    """
+    from scipy.optimize import minimize
+    bound = collisions.clearance + spare
+
+    def clearances(q):
+        return collisions.clearances(q[None])[0] - bound
+
+    def jacobian(q):
+        return collisions.clearances(q[None], gradient=True)[1][0]
+
+    start = np.clip(near, lower, upper)
+    result = minimize(lambda q: 0.5 * float((q - near) @ (q - near)), start,
+                      jac=lambda q: q - near, method='SLSQP', bounds=list(zip(lower, upper)),
+                      constraints=[{'type': 'ineq', 'fun': clearances, 'jac': jacobian}],
+                      options={'maxiter': 200})
+    q = result.x
+    if not (np.all(np.isfinite(q)) and clearances(q).min() >= -1e-6):
+        return None
+    return q
 
 
 def write_yaml(path, excitation):

@@ -174,6 +174,12 @@ def test_start_pose_in_collision_is_refused_and_nothing_written(tmp_path, capsys
     assert code == 1
     assert 'the start pose is not clear' in err and 'the floor' in err and '--start' in err
     assert not out_dir.exists() or not os.listdir(out_dir)
+    # the pose it suggests is clear: a design from it is written
+    suggested = re.search(r'a clear pose near it: --start ([-0-9. ]+)', err).group(1).split()
+    code, out, err = run([ur10_path(), '--duration', '6', '--harmonics', '3', '--iterations',
+                          '10', '--start'] + suggested + ['--out', out_dir], capsys)
+    assert code == 0, err
+    os.remove(out_dir / 'excitation.yaml')
     # a keep-out box around the demo arm's upright start pose
     box = tmp_path / 'box.yaml'
     box.write_text('boxes:\n  - {center: [0, 0, 0.8], size: [0.4, 0.4, 0.4]}\n')
