@@ -19,7 +19,7 @@ import rbd_dynamics as rbd  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
-from support.ros import ready_node  # noqa: E402
+from support.ros import publish_at, ready_node, stamped  # noqa: E402
 
 GAIN = 40.0
 PUSH = 5.0  # N m on joint2
@@ -58,17 +58,12 @@ def test_residual_stamps_and_contact(node, model):
     def send(k, effort):
         """Send the state of stamp ``k`` ms; the residual answering it (None if none)."""
         stamp_ns = T0_NS + k * DT_NS
-        msg = JointState(name=list(model.joint_names), position=q.tolist(),
-                         velocity=[0.0] * model.nv,
-                         effort=[] if effort is None else [float(v) for v in effort])
-        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, 10 ** 9)
         peer.clear()
         del external[:]
-        peer.pub_joint_states.publish(msg)
+        publish_at(peer, model.joint_names, q, effort, stamp_ns)
 
         def answered(messages):
-            return [m for m in messages
-                    if m.header.stamp.sec * 10 ** 9 + m.header.stamp.nanosec == stamp_ns]
+            return stamped(messages, stamp_ns)
         assert peer.wait_for(lambda: answered(peer.feedforward) or answered(external), 10.0), \
             'no answer to the state of %d ms' % k
         peer.spin(0.05)  # the other output of the same cycle

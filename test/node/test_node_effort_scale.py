@@ -16,7 +16,7 @@ rclpy = pytest.importorskip('rclpy')
 import rbd_dynamics as rbd  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from support import TOL  # noqa: E402
-from support.ros import ready_node  # noqa: E402
+from support.ros import publish_at, ready_node, stamped  # noqa: E402
 from test_node_trajectory import send, trajectory  # noqa: E402
 
 # N m per unit of the driver's effort; one joint turns the other way
@@ -48,16 +48,12 @@ def test_efforts_in_the_drivers_units(node, model):
     def state(k, effort):
         """Send the state of stamp ``k`` ms; ``(feedforward, command, residual)`` answering it."""
         stamp_ns = T0_NS + k * DT_NS
-        msg = JointState(name=list(model.joint_names), position=q.tolist(),
-                         velocity=[0.0] * model.nv, effort=[float(v) for v in effort])
-        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, 10 ** 9)
         peer.clear()
         del external[:]
-        peer.pub_joint_states.publish(msg)
+        publish_at(peer, model.joint_names, q, effort, stamp_ns)
 
         def answered(messages):
-            return [m for m in messages
-                    if m.header.stamp.sec * 10 ** 9 + m.header.stamp.nanosec == stamp_ns]
+            return stamped(messages, stamp_ns)
         assert peer.wait_for(lambda: answered(peer.feedforward) and answered(external)
                              and peer.commands, 10.0), process.log()
         return (np.asarray(answered(peer.feedforward)[-1].effort),

@@ -249,6 +249,21 @@ class Peer:
         self.node.destroy_node()
 
 
+def publish_at(peer, names, q, effort, stamp_ns):
+    """Publish a joint state at rest stamped ``stamp_ns`` with ``effort`` (``None``: none)."""
+    msg = JointState(name=list(names), position=[float(v) for v in q],
+                     velocity=[0.0] * len(names),
+                     effort=[] if effort is None else [float(v) for v in effort])
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, 10 ** 9)
+    peer.pub_joint_states.publish(msg)
+
+
+def stamped(messages, stamp_ns):
+    """Return the messages stamped ``stamp_ns``."""
+    return [m for m in messages
+            if m.header.stamp.sec * 10 ** 9 + m.header.stamp.nanosec == stamp_ns]
+
+
 def exchange(peer, names, q=(), qd=(), timeout=60.0):
     """
     Send one joint state; the (feedforward, gravity, command) answering it, or ``None``.
