@@ -23,6 +23,7 @@ ROSDEP_KEY = {
     'ament_flake8': 'ament_flake8',
     'ament_index_python': 'ament_index_python',
     'ament_pep257': 'ament_pep257',
+    'coal': 'coal',
     'cvxpy': 'python3-cvxpy-pip',
     'diagnostic_msgs': 'diagnostic_msgs',
     'geometry_msgs': 'geometry_msgs',
