@@ -29,6 +29,27 @@ class AnalysisError(ValueError):
     exit_code = EXIT_INPUT
 
 
+def read_yaml(path, option):
+    """
+    Return the content of the YAML file ``path`` given with ``option`` (``--keep-out``...).
+
+    Raises
+    ------
+    AnalysisError
+        the file cannot be read, or is not YAML (the message names the option and the file).
+
+    """
+    import yaml
+    where = '%s %s' % (option, path)
+    try:
+        with open(path) as stream:
+            return yaml.safe_load(stream)
+    except OSError as err:
+        raise AnalysisError('%s: %s' % (where, err.strerror or err)) from None
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise AnalysisError('%s is not YAML: %s' % (where, err)) from None
+
+
 def exit_code(command, *args):
     """
     Run ``command(*args)``, a command's body; return its exit code.

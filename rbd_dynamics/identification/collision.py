@@ -31,7 +31,7 @@ import struct
 
 import numpy as np
 
-from ..analysis import AnalysisError
+from ..analysis import AnalysisError, read_yaml
 from ..dynamics import forward_pass, full_positions
 from ..parsers.description import UrdfError
 from ..parsers.urdf import parse_xml
@@ -468,14 +468,7 @@ def read_keep_out(path):
         an unreadable file or an entry that is not of that form (the message says which).
 
     """
-    import yaml
-    try:
-        with open(path) as stream:
-            data = yaml.safe_load(stream)
-    except OSError as err:
-        raise AnalysisError('--keep-out %s: %s' % (path, err.strerror or err)) from None
-    except yaml.YAMLError as err:
-        raise AnalysisError('--keep-out %s is not YAML: %s' % (path, err)) from None
+    data = read_yaml(path, '--keep-out')
     if data is None:
         data = {}
     if not isinstance(data, dict) or set(data) - {'planes', 'boxes'}:

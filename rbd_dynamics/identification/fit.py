@@ -364,7 +364,7 @@ def _consistent(layout, Rw, x_prior, scale, max_iterations):
     def program(w, objective):
         y = V @ cp.multiply(1.0 / S[:rank], w) + C @ (C.T @ y_prior) + C @ m
         x = cp.multiply(scale, y)
-        constraints = [_pseudo_inertia(cp, x[10 * i:10 * i + 10] - offsets[i])
+        constraints = [pseudo_inertia_expression(cp, x[10 * i:10 * i + 10] - offsets[i])
                        >> _MARGIN * size[i] * np.eye(4) for i in range(nb)]
         if len(bounded):
             constraints.append(y[bounded] >= 0)
@@ -410,7 +410,7 @@ def _consistent(layout, Rw, x_prior, scale, max_iterations):
     return scale * y, solver
 
 
-def _pseudo_inertia(cp, theta):
+def pseudo_inertia_expression(cp, theta):
     """Return the 4x4 pseudo-inertia of ten parameters as a cvxpy expression (:mod:`.inertia`)."""
     m, hx, hy, hz, ixx, ixy, ixz, iyy, iyz, izz = (theta[k] for k in range(10))
     half = 0.5 * (ixx + iyy + izz)

@@ -23,7 +23,8 @@ carried to the mass, centre of mass and inertia about it.
 
 import numpy as np
 
-from .inertia import consistency_margin, link_inertial, parameter_map, pseudo_inertia
+from .fit import pseudo_inertia_expression
+from .inertia import consistency_margin, link_inertial, parameter_map
 from ..analysis import AnalysisError
 from ..dynamics import forward_pass, full_positions, full_velocities
 from ..eom import body_force_regressor, regressor
@@ -31,6 +32,8 @@ from ..eom import body_force_regressor, regressor
 #: Largest condition number (columns scaled to unit norm) of the ten parameters' columns
 #: for the rotational inertia to count as determined.
 MAX_CONDITION = 1e4
+#: The upper triangle of a 3 x 3 inertia: ixx ixy ixz iyy iyz izz.
+_UPPER = ((0, 0, 0, 1, 1, 2), (0, 1, 2, 1, 2, 2))
 #: Largest condition number of the mass and centre-of-mass columns.
 MAX_CONDITION_MASS = 1e5
 
@@ -183,10 +186,7 @@ def estimate(A, b, channels, offsets=True):
         if theta[0] <= 0:
             raise NotDeterminedError('the estimated mass is not positive (%.4g kg): the payload '
                                      'is lighter than the data resolve' % theta[0])
-        c_ = theta[1:4] / theta[0]
-        # a point mass at c: its inertia about the origin
-        theta[4:] = theta[0] * (c_ @ c_ * np.eye(3) - np.outer(c_, c_))[
-            (0, 0, 0, 1, 1, 2), (0, 1, 2, 1, 2, 2)]
+        theta = _point_mass(theta)
     elif consistency_margin(theta) < 0:
         theta, x = _consistent(Mw, rhs * W, c if offsets else 0)
         out.consistent_binds = True
@@ -203,6 +203,14 @@ def estimate(A, b, channels, offsets=True):
     return out
 
 
+def _point_mass(theta):
+    """Return ``theta`` with the inertia of a point mass at its centre of mass."""
+    out = np.array(theta, dtype=float)
+    c = out[1:4] / out[0]
+    out[4:] = out[0] * (c @ c * np.eye(3) - np.outer(c, c))[_UPPER]
+    return out
+
+
 def _condition(M):
     norms = np.linalg.norm(M, axis=0)
     if not np.all(norms > 0):
@@ -216,13 +224,11 @@ def _consistent(Mw, rhs, offsets):
     import cvxpy as cp
     theta = cp.Variable(10)
     extra = cp.Variable(offsets) if offsets else None
-    basis = [pseudo_inertia(e) for e in np.eye(10)]
-    J = sum(theta[k] * basis[k] for k in range(10))
     x = theta if extra is None else cp.hstack([theta, extra])
     # scaled so that the solver's tolerances mean the same for any units
     scale = max(np.linalg.norm(rhs), 1e-300)
     problem = cp.Problem(cp.Minimize(cp.sum_squares(Mw @ x - rhs) / scale ** 2),
-                         [(J + J.T) / 2 >> 0])
+                         [pseudo_inertia_expression(cp, theta) >> 0])
     try:
         problem.solve(solver=cp.CLARABEL)
     except cp.error.SolverError as err:
@@ -243,11 +249,9 @@ def _deviations(theta, covariance, point_mass):
         full = theta.copy()
         full[:k] = t
         if point_mass:
-            c = full[1:4] / full[0]
-            full[4:] = full[0] * (c @ c * np.eye(3) - np.outer(c, c))[
-                (0, 0, 0, 1, 1, 2), (0, 1, 2, 1, 2, 2)]
+            full = _point_mass(full)
         mass, com, inertia = link_inertial(full)
-        return np.concatenate([[mass], com, inertia[(0, 0, 0, 1, 1, 2), (0, 1, 2, 1, 2, 2)]])
+        return np.concatenate([[mass], com, inertia[_UPPER]])
 
     base = values(theta[:k])
     J = np.empty((10, k))

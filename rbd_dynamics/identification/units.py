@@ -12,7 +12,7 @@ node's default).
 
 import math
 
-from ..analysis import AnalysisError
+from ..analysis import AnalysisError, read_yaml
 
 
 def _parameters(data):
@@ -53,16 +53,8 @@ def read_effort_scale(path, joint_names):
         a zero or non-finite scale, or joints that are not the description's (named).
 
     """
-    import yaml
     where = '--effort-scale %s' % path
-    try:
-        with open(path) as stream:
-            data = yaml.safe_load(stream)
-    except OSError as err:
-        raise AnalysisError('%s: %s' % (where, err.strerror or err)) from None
-    except yaml.YAMLError as err:
-        raise AnalysisError('%s is not YAML: %s' % (where, err)) from None
-    params = _parameters(data)
+    params = _parameters(read_yaml(path, '--effort-scale'))
     if not isinstance(params, dict):
         raise AnalysisError('%s: expected a node parameters file with drive.effort_scale'
                             % where)
@@ -111,7 +103,6 @@ def read_drive(path, model):
 
     """
     import numpy as np
-    import yaml
     from ..drive import COULOMB_VELOCITY
     out = {'viscous': np.array(model.damping, dtype=float),
            'coulomb': np.array(model.friction, dtype=float),
@@ -120,13 +111,7 @@ def read_drive(path, model):
     if path is None:
         return out
     where = '--params-file %s' % path
-    try:
-        with open(path) as stream:
-            params = _parameters(yaml.safe_load(stream))
-    except OSError as err:
-        raise AnalysisError('%s: %s' % (where, err.strerror or err)) from None
-    except yaml.YAMLError as err:
-        raise AnalysisError('%s is not YAML: %s' % (where, err)) from None
+    params = _parameters(read_yaml(path, '--params-file'))
     if not isinstance(params, dict):
         raise AnalysisError('%s: expected a node parameters file' % where)
     joints = _get(params, 'joints') or list(model.joint_names)
