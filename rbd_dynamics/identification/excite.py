@@ -720,18 +720,36 @@ def clear_pose(collisions, lower, upper, near, spare=0.01):
     return q
 
 
-def write_yaml(path, excitation):
-    """Write the excitation as a ``JointTrajectory`` YAML (the form ``trajectory`` reads)."""
+def write_yaml(path, excitation, joint_names=None, held=None):
+    """
+    Write the excitation as a ``JointTrajectory`` YAML (the form ``trajectory`` reads).
+
+    ``joint_names`` orders the columns (default: the excitation's joints); ``held``
+    (``{joint: position}``) are joints of it the excitation leaves where they are: constant,
+    at rest.
+    """
     def row(values):
         return '[%s]' % ', '.join('%.12g' % v for v in values)
 
+    names = list(joint_names or excitation.joint_names)
+    held = held or {}
+    n = len(excitation.time)
+    columns = {name: k for k, name in enumerate(excitation.joint_names)}
+
+    def table(values, rest):
+        return np.column_stack([values[:, columns[name]] if name in columns
+                                else np.full(n, held[name] if rest is None else rest)
+                                for name in names])
+
+    q, qd, qdd = (table(excitation.q, None), table(excitation.qd, 0.0),
+                  table(excitation.qdd, 0.0))
     lines = ['header:', '  stamp: {sec: 0, nanosec: 0}', "  frame_id: ''",
-             'joint_names: [%s]' % ', '.join(excitation.joint_names), 'points:']
+             'joint_names: [%s]' % ', '.join(names), 'points:']
     for k, t in enumerate(excitation.time):
         ns = int(round(t * 1e9))
-        lines += ['- positions: %s' % row(excitation.q[k]),
-                  '  velocities: %s' % row(excitation.qd[k]),
-                  '  accelerations: %s' % row(excitation.qdd[k]),
+        lines += ['- positions: %s' % row(q[k]),
+                  '  velocities: %s' % row(qd[k]),
+                  '  accelerations: %s' % row(qdd[k]),
                   '  effort: []',
                   '  time_from_start: {sec: %d, nanosec: %d}' % divmod(ns, 1000000000)]
     lines.append('---')

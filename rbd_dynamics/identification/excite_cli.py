@@ -51,6 +51,10 @@ def _parser():
     parser.add_argument('--iterations', type=int, default=100,
                         help='most optimiser iterations (default: %(default)s)')
     parser.add_argument('--seed', type=int, default=1, help='of the first guess')
+    parser.add_argument('--hold', action='append', metavar='JOINT=VALUE',
+                        help='leave a joint at this position [rad or m] (repeatable): a gripper '
+                             'on a driver of its own; the excitation keeps it there, and '
+                             'identify holds it as standing still')
     parser.add_argument('--out', default='.', metavar='DIR',
                         help='directory for %s (default: the current one)' % FILE_NAME)
     parser.add_argument('--root-link', default=None, help='root of the model')
@@ -111,6 +115,33 @@ def _world(args, model, text):
                                 args.clearance)
 
 
+def _held(args, model, text):
+    """Return ``(text, model, start, held)`` with the ``--hold`` joints made fixed."""
+    from ..analysis.cli import _holds, model_of
+    from .hold import held_description
+    held = _holds(args.hold)
+    if not held:
+        return text, model, args.start, {}
+    unknown = sorted(set(held) - set(model.joint_names))
+    if unknown:
+        raise AnalysisError('--hold names joints that are not independent joints of the model: '
+                            '%s; its joints: %s' % (', '.join(unknown),
+                                                    ', '.join(model.joint_names)))
+    if len(held) == model.nv:
+        raise AnalysisError('--hold holds every joint: nothing is left to move')
+    limits = excite.urdf_limits(text)
+    for name, value in held.items():
+        lower, upper, _ = limits.get(name, (None, None, None))
+        if (lower is not None and value < lower) or (upper is not None and value > upper):
+            raise AnalysisError('--hold %s=%g is outside its limits [%g, %g]'
+                                % (name, value, lower, upper))
+    start = args.start
+    if start is not None:
+        start = [v for n, v in zip(model.joint_names, start) if n not in held]
+    text = held_description(text, held)
+    return text, model_of(text, args.robot, model.root_link), start, held
+
+
 def _run(args):
     require('excite', 'scipy')
     from ..analysis.cli import _assignments, load_description
@@ -119,12 +150,14 @@ def _run(args):
     text, model = load_description(args.robot, xacro_args, args.root_link)
     check_model(model)
     _check(args, model)
+    all_joints = model.joint_names
+    text, model, start, held = _held(args, model, text)
     world = _world(args, model, text)
     print('excite: %s, %d joints: %s' % (model.name, model.nv, ', '.join(model.joint_names)),
           flush=True)
     progress = excite.ProgressLine(sys.stderr)
     try:
-        result = excite.design(model, text, args.duration, args.start, args.harmonics,
+        result = excite.design(model, text, args.duration, start, args.harmonics,
                                args.period, args.margin, args.acceleration, args.iterations,
                                args.seed, progress=progress, collisions=world)
     finally:
@@ -133,13 +166,16 @@ def _run(args):
     partial = path + '.partial'
     try:
         os.makedirs(args.out, exist_ok=True)
-        excite.write_yaml(partial, result)
+        excite.write_yaml(partial, result, all_joints, held)
         os.replace(partial, path)
     except OSError as err:
         if os.path.exists(partial):
             os.remove(partial)
         raise AnalysisError('cannot write to %s: %s' % (args.out, err.strerror or err)) from None
     print(summary(result, model))
+    if held:
+        print('held (constant in %s): %s' % (FILE_NAME, ', '.join(
+            '%s at %g' % item for item in held.items())))
     print('wrote %s' % path)
     return 0
 

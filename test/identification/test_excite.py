@@ -132,12 +132,39 @@ def test_optimising_lowers_the_condition_number(tight_arm, designed, tmp_path):
     (['--start', '0', '0', '0', '0', '0', '1.95', '0', '0.02'], 'outside the position limits'),
     (['--duration', '5', '--period', '2'], 'must divide the duration'),
     (['--margin', '0.7'], '--margin'),
+    (['--hold', 'no_such_joint=0'], 'not independent joints of the model'),
+    (['--hold', 'left_finger_joint=0.5'], 'outside its limits'),
+    (['--hold', 'joint1=nan'], 'finite numbers'),
 ])
 def test_bad_input_exits_1_and_writes_nothing(tmp_path, args, message):
     code, out, err = run_excite([demo_urdf_path(), '--out', str(tmp_path / 'out')] + args)
     assert code == 1, (out, err)
     assert message in err and 'Traceback' not in err
     assert not os.path.exists(tmp_path / 'out' / 'excitation.yaml')
+
+
+def test_a_held_joint_stays_where_it_is(tmp_path):
+    """
+    ``--hold``: the joint stays at its value, at rest; the others move as designed.
+
+    The file still names every joint (a JointTrajectoryController takes whole goals), and the
+    recording of that motion is what ``identify`` holds as standing still.
+    """
+    code, out, err = run_excite([demo_urdf_path(), '--duration', '4', '--harmonics', '2',
+                                 '--iterations', '2', '--hold', 'left_finger_joint=0.015',
+                                 '--start', '0', '0.3', '0', '-0.8', '0', '0.6', '0', '0',
+                                 '--out', str(tmp_path)])
+    assert code == 0, err
+    assert 'held (constant in excitation.yaml): left_finger_joint at 0.015' in out
+    planned = read_trajectory(str(tmp_path / 'excitation.yaml'))
+    names, q, qd, qdd = (planned.joint_names, planned.positions, planned.velocities,
+                         planned.accelerations)
+    finger = list(names).index('left_finger_joint')
+    assert len(names) == 8 and np.all(q[:, finger] == 0.015)
+    assert not np.any(qd[:, finger]) and not np.any(qdd[:, finger])
+    moving = np.ptp(q, axis=0)
+    assert np.all(np.delete(moving, finger) > 0.05), moving
+    assert np.allclose(q[0], [0, 0.3, 0, -0.8, 0, 0.6, 0, 0.015])
 
 
 def test_an_unreadable_description_exits_1(tmp_path):
