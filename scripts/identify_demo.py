@@ -56,15 +56,15 @@ def run(command, log, what):
         sys.exit('identify_demo: %s failed (exit %d)' % (what, proc.returncode))
 
 
-def record_excitation(args, urdf, sim_params, model, log):
-    """Play ``excitation.yaml`` through the simulated controller; the bag's path."""
+def record_excitation(args, urdf, sim_params, model, log, name='excitation_bag'):
+    """Play ``excitation.yaml`` through the simulated controller into bag ``name``; its path."""
     import rclpy
     from rbd_dynamics.ros import processes
     from rbd_dynamics.ros.demo_setup import JOINTS, Q0
     from rclpy.executors import SingleThreadedExecutor
     from support.recorder import JointStateRecorder
 
-    bag = os.path.join(args.out, 'excitation_bag')
+    bag = os.path.join(args.out, name)
     shutil.rmtree(bag, ignore_errors=True)
     sim = dict(sim_params, **jtc_gains(model, Q0), lockstep=True, rate=1000.0,
                initial_positions=list(Q0), joints=JOINTS, robot_description=urdf,

@@ -188,7 +188,9 @@ def run(args, out=None):
         t0 = time.perf_counter()
         layout0 = idf.Layout(model, args.coulomb_velocity or COULOMB_VELOCITY,
                              offset=not args.no_offset, armature=not args.no_armature)
-        scale_fit = estimate_scales(layout0, fit, loads)
+        scale_fit = estimate_scales(
+            layout0, fit, loads,
+            lambda r: fitted_rows(model, [r], min_speed, args.window)[0][0])
         timing['effort scales'] = time.perf_counter() - t0
         scales = dict(zip(model.joint_names, scale_fit.scale))
     if scales is not None:
@@ -273,6 +275,11 @@ def run(args, out=None):
                       args.window, every_speed, unconstrained, held))
     if scale_fit is not None:
         out.write(scale_summary(model, scale_fit, rows))
+        unscaled = [n for n in described.joint_names if n not in scales]
+        if unscaled:
+            out.write('not estimated (held): the scale of %s, written as 1 in %s; put in its '
+                      "driver's scale by hand if the node commands it\n"
+                      % (', '.join(unscaled), DRIVE_NAME))
     elif scales is not None:
         out.write('efforts converted to joint torques by drive.effort_scale from %s (written to '
                   '%s): %s\n' % (args.effort_scale, DRIVE_NAME, ', '.join(

@@ -193,9 +193,11 @@ def summary(model, result, stack, rows, held_out, bags, timing, min_speed=0.0,
             binds.append('links %s' % ', '.join(result.binding))
         if result.bound:
             binds.append('friction or armature at 0: %s' % ', '.join(result.bound))
-        lines.append('consistency binds on: %s (the best fit alone would make them '
-                     'inconsistent)' % ('; '.join(binds) or "nothing beyond the solver's "
-                                        'tolerance'))
+        if binds:
+            lines.append('consistency binds on: %s (the best fit alone would make them '
+                         'inconsistent)' % '; '.join(binds))
+        else:
+            lines.append("consistency binds on nothing beyond the solver's tolerance")
     lines.append('time: %s' % ', '.join('%s %.1f s' % (k, v) for k, v in timing.items()))
     return '\n'.join(lines) + '\n'
 

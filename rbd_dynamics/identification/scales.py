@@ -71,7 +71,7 @@ class _Folder:
         return np.linalg.qr(rows, mode='r')
 
 
-def estimate_scales(layout, recordings, loads=(), chunk=4096):
+def estimate_scales(layout, recordings, loads=(), rows=None, chunk=4096):
     """
     Estimate the effort scales (see the module docstring).
 
@@ -83,6 +83,10 @@ def estimate_scales(layout, recordings, loads=(), chunk=4096):
         :class:`~.recordings.Recording` s without a load, efforts in the driver's units.
     loads
         ``[(link, mass, [Recording, ...]), ...]`` recordings holding a load of known mass.
+    rows
+        ``rows(recording)``: the ``(n, nv)`` mask of each joint's states to fit (a joint at
+        rest sticks: its friction is anywhere within its Coulomb level, and its effort says
+        nothing of its scale); ``None``: every state.
     chunk
         states per regressor call.
 
@@ -97,10 +101,10 @@ def estimate_scales(layout, recordings, loads=(), chunk=4096):
 
     """
     with blas_threads(1):
-        return _estimate(layout, recordings, loads, chunk)
+        return _estimate(layout, recordings, loads, rows, chunk)
 
 
-def _estimate(layout, recordings, loads, chunk):
+def _estimate(layout, recordings, loads, fitted, chunk):
     model = layout.model
     nv, base = model.nv, layout.base
     r = len(base)
@@ -108,6 +112,8 @@ def _estimate(layout, recordings, loads, chunk):
     folder = _Folder(nv, width)
 
     def fold(recording, load=None):
+        mask = np.ones(recording.effort.shape, dtype=bool) if fitted is None \
+            else fitted(recording)
         for first in range(0, len(recording), chunk):
             part = slice(first, first + chunk)
             q, qd, qdd = recording.q[part], recording.qd[part], recording.qdd[part]
@@ -122,7 +128,7 @@ def _estimate(layout, recordings, loads, chunk):
                     rows[:, r + 9 * load:r + 9 * load + 9] = L[:, j, 1:]
                     rhs = -L[:, j, 0] * loads[load][1]
                 rows[:, r + 9 * len(loads) + j] = -effort[:, j]
-                keep = np.isfinite(rows).all(axis=1) & np.isfinite(rhs)
+                keep = np.isfinite(rows).all(axis=1) & np.isfinite(rhs) & mask[part, j]
                 folder.add(j, rows[keep], rhs[keep])
 
     # each joint's effort noise, from the efforts' fourth differences: 70 sigma^2 for white

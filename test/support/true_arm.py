@@ -52,14 +52,16 @@ def pd_gains(model, q, bandwidth=25.0, stiffness=100.0):
     return kp, 2.0 * np.sqrt(kp * inertia)
 
 
-def play_excitation(excitation, model, true_urdf, params, rate=1000.0):
+def play_excitation(excitation, model, true_urdf, params, rate=1000.0, payload=None):
     """
     Play ``excitation`` on the true arm; ``(t, q, qd, effort)`` at ``rate``.
 
     The applied torque is the description's ``rnea`` + drive along the excitation plus PD
     terms (:func:`pd_gains` at the start); each state is reported with the torque applied
     over the step that led to it, as the simulated driver reports it. ``model`` (the
-    description) orders the joints.
+    description) orders the joints; ``excitation`` needs ``time`` and ``at(t)`` in its order.
+    ``payload`` ``(link, mass, com, inertia)``: held by the link throughout (the simulated
+    driver's ``payload.*``); the feedforward does not know it.
     """
     import mujoco
     names = list(model.joint_names)
@@ -67,7 +69,10 @@ def play_excitation(excitation, model, true_urdf, params, rate=1000.0):
              for j, n in enumerate(names)}
     drive.update({n: (0.0, 0.0, 0.0) for n in model.mimic})
     sim, mimic = mujoco_model.load(true_urdf, drive=drive,
-                                   hard_friction=params.get('drive.hard_friction', False))
+                                   hard_friction=params.get('drive.hard_friction', False),
+                                   payload_link=payload[0] if payload else None)
+    if payload:
+        mujoco_model.set_payload(sim, *payload[1:])
     data = mujoco.MjData(sim)
 
     def joint(name):
