@@ -131,6 +131,11 @@ def _parser(command):
         parser.add_argument('input', metavar='BAG',
                             help='rosbag2 directory, or a single .mcap or .db3 file')
         add_recording_options(parser)
+        parser.add_argument('--effort-scale', metavar='FILE',
+                            help='a node parameters file with drive.effort_scale (joint torque '
+                                 "per unit of the driver's effort, in its joints' order): the "
+                                 'recorded efforts are converted to joint torques before they '
+                                 'are compared and written')
     else:
         parser.add_argument('input', metavar='FILE',
                             help='JointTrajectory as YAML (ros2 topic echo --once output)')
@@ -183,8 +188,14 @@ def _analyse(command, args):
         if not states.groups:
             raise AnalysisError('no usable joint states on %s (%s)'
                                 % (args.topic, '; '.join(notes)))
+        scale = {}
+        if args.effort_scale:
+            from ..identification.units import read_effort_scale
+            scale = read_effort_scale(args.effort_scale, model.joint_names)
         merged = merge_joint_states(states.groups, model, args.max_gap, hold)
         notes += merged.notes
+        for name, values in merged.effort.items():  # the driver's units -> joint torques
+            merged.effort[name] = values * scale.get(name, 1.0)
         table = pipeline.bag_table(model, merged, args.window)
         origin = 'time 0 = stamp %d.%09d' % divmod(merged.origin_ns, 1000000000)
         title = '%s: %d states from %s, %s' % (os.path.basename(args.input.rstrip('/')),
@@ -208,6 +219,9 @@ def _analyse(command, args):
     except OSError as err:
         raise AnalysisError('cannot write to %s: %s' % (args.out, err.strerror or err)) from None
     print(title)
+    if command == 'bag' and args.effort_scale:
+        print('efforts converted to joint torques by drive.effort_scale of %s'
+              % args.effort_scale)
     print(report.summary(table))
     print('wrote %s' % ' and '.join(written))
     if command == 'trajectory':

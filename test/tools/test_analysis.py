@@ -163,6 +163,37 @@ def test_bag_merges_publishers_and_writes_contract_columns(model, tmp_path, caps
     check_png(out / 'torques.png', len(names))
 
 
+def test_bag_converts_efforts_in_the_drivers_units(model, tmp_path, capsys):
+    """``--effort-scale FILE``: efforts recorded divided by a scale compare as joint torques."""
+    scale = np.array([12.0, 15.0, -9.5, 7.0, 3.0, 2.5, 1.5])
+    _, messages = two_publishers(model)
+    for _, msg in messages:
+        if len(msg.effort):
+            msg.effort = np.asarray(msg.effort) / scale
+    bag = write_bag(tmp_path / 'bag', messages)
+    scale_file = tmp_path / 'scale.yaml'
+    scale_file.write_text('/**:\n  ros__parameters:\n    joints: [%s]\n    drive:\n'
+                          '      effort_scale: [%s]\n'
+                          % (', '.join(ARM), ', '.join('%g' % k for k in scale)))
+    out = tmp_path / 'out'
+    assert cli.main(['bag', demo_urdf_path(), bag, '--effort-scale', str(scale_file),
+                     '--out', str(out)]) == 0
+    captured = capsys.readouterr()
+    assert 'efforts converted to joint torques by drive.effort_scale' in captured.out
+    header, data = read_csv(out / 'torques.csv')
+    tau, effort = table(header, data, 'tau', ARM), table(header, data, 'effort', ARM)
+    # the recorded efforts were the model's torques + 0.5 before the division
+    interior = slice(len(tau) // 10, -len(tau) // 10)
+    assert np.abs(effort - tau - 0.5)[interior].max() < 0.05
+    # a scale file for joints the description does not have: exit 1, nothing written
+    scale_file.write_text('/**:\n  ros__parameters:\n    joints: [a, b]\n    drive:\n'
+                          '      effort_scale: [1.0, 2.0]\n')
+    code, _, err = run_cli(['bag', demo_urdf_path(), bag, '--effort-scale', str(scale_file),
+                            '--out', str(tmp_path / 'refused')])
+    assert code == 1 and 'Traceback' not in err and 'a, b' in err, err
+    assert not os.path.exists(tmp_path / 'refused')
+
+
 def check_png(path, panels):
     from matplotlib import image
     picture = image.imread(str(path))
