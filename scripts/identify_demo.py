@@ -152,11 +152,8 @@ def track(args, label, node_urdf, drive, sim_params, urdf, log):
 
 def read_drive(path):
     """Return the node's ``drive.*`` parameters from a ``drive.yaml``."""
-    import yaml
-    with open(path) as stream:
-        document = yaml.safe_load(stream)
-    params = next(iter(document.values()))['ros__parameters']
-    return {'drive.%s' % k: v for k, v in params['drive'].items()}
+    from support.identification import read_parameters_file
+    return {k: v for k, v in read_parameters_file(path).items() if k.startswith('drive.')}
 
 
 def plot(path, runs, joints):

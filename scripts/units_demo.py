@@ -55,20 +55,6 @@ def payload_parameters(payload):
             'payload.inertia': inertia, 'payload.attach_time': 0.0}
 
 
-def parameters(path):
-    """Return the node parameters of a parameters file, nested names joined with dots."""
-    import yaml
-    with open(path) as stream:
-        document = yaml.safe_load(stream)['/**']['ros__parameters']
-
-    def flat(prefix, value):
-        if isinstance(value, dict):
-            return {k: v for key, item in value.items()
-                    for k, v in flat('%s%s.' % (prefix, key), item).items()}
-        return {prefix[:-1]: value}
-    return flat('', document)
-
-
 def hold(args, label, node, sim_params, log):
     """Run gravity compensation for ``args.seconds``: ``(t, q - q(0))`` of the arm joints."""
     import rclpy
@@ -132,6 +118,7 @@ def main():
     from rbd_dynamics.ros.demo_setup import JOINTS, Q0
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__))), 'test'))
+    from support.identification import read_parameters_file
     from support.true_arm import true_arm
     os.makedirs(args.out, exist_ok=True)
     with open(demo_urdf_path()) as stream:
@@ -164,11 +151,11 @@ def main():
              bags['unknown'], '--topic', RECORDING_NS + '/joint_states',
              '--link', LINK, '--params-file', os.path.join(identified, 'drive.yaml'),
              '--hold', finger, '--out', args.out], log, 'payload')
-        described = parameters(os.path.join(identified, 'description.yaml'))
+        described = read_parameters_file(os.path.join(identified, 'description.yaml'))
         # the finger's scale is not estimated (it was held): its driver's, given by hand
         described['drive.effort_scale'] = described['drive.effort_scale'][:-1] + [SCALE[-1]]
         described['command_output'] = 'gravity_compensation'
-        estimated = parameters(os.path.join(args.out, 'payload.yaml'))
+        estimated = read_parameters_file(os.path.join(args.out, 'payload.yaml'))
         runs = {}
         sim = dict(sim_params, **payload_parameters(UNKNOWN))
         for label, node in (('with payload.yaml', dict(described, **estimated)),

@@ -23,12 +23,12 @@ pytest.importorskip('mujoco')
 pytest.importorskip('scipy')
 pytest.importorskip('cvxpy')
 rclpy = pytest.importorskip('rclpy')
-yaml = pytest.importorskip('yaml')
+pytest.importorskip('yaml')
 
 import rbd_dynamics as rbd  # noqa: E402
 from rbd_dynamics.identification import excite, hold, identify_cli, payload_cli  # noqa: E402
 from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
-from support.identification import write_joint_states  # noqa: E402
+from support.identification import read_parameters_file, write_joint_states  # noqa: E402
 from support.sim import JOINTS, Q0  # noqa: E402
 from support.true_arm import play_excitation, true_arm  # noqa: E402
 
@@ -98,22 +98,9 @@ def _run(command):
     return stdout.getvalue()
 
 
-def parameters(path):
-    """Return the node parameters of a parameters file, nested names joined with dots."""
-    with open(path) as stream:
-        document = yaml.safe_load(stream)['/**']['ros__parameters']
-
-    def flat(prefix, value):
-        if isinstance(value, dict):
-            return {k: v for key, item in value.items()
-                    for k, v in flat('%s%s.' % (prefix, key), item).items()}
-        return {prefix[:-1]: value}
-    return flat('', document)
-
-
 def test_scales_recovered_with_a_known_load(steps):
     out, printed, _ = steps
-    drive = parameters(out['ident'] / 'drive.yaml')
+    drive = read_parameters_file(out['ident'] / 'drive.yaml')
     scale = np.array(drive['drive.effort_scale'])
     print(printed['ident'])
     print('estimated / true scale', np.array2string(scale[:-1] / SCALE[:-1], precision=5))
@@ -126,7 +113,7 @@ def test_scales_recovered_with_a_known_load(steps):
 
 def test_unknown_payload_estimated(steps):
     out, printed, _ = steps
-    payload = parameters(out['payload'] / 'payload.yaml')
+    payload = read_parameters_file(out['payload'] / 'payload.yaml')
     print(printed['payload'])
     assert payload['payload.link'] == LINK
     mass, com = payload['payload.mass'], np.array(payload['payload.com'])
@@ -144,12 +131,14 @@ def test_gravity_compensation_with_the_estimated_payload_holds_the_arm(steps, lo
     with open(out['ident'] / 'identified.urdf') as stream:
         identified = stream.read()
     node = {'command_output': 'gravity_compensation', 'robot_description': identified}
-    node.update(parameters(out['ident'] / 'drive.yaml'))
+    node.update(read_parameters_file(out['ident'] / 'drive.yaml'))
     # the finger's driver scale, not estimated (held), given by hand as the summary asks
     node['drive.effort_scale'] = node['drive.effort_scale'][:-1] + [float(SCALE[-1])]
     drift = {}
     for told in (True, False):
-        params = dict(node, **parameters(out['payload'] / 'payload.yaml')) if told else node
+        params = dict(node)
+        if told:
+            params.update(read_parameters_file(out['payload'] / 'payload.yaml'))
         run = loop('/units_hold_%s' % told, params, sim)
         t, q = run.run_until(2.0)
         assert len(t) and t[-1] >= 2.0, run.logs()
