@@ -33,7 +33,7 @@ import warnings
 import numpy as np
 
 import rbd_dynamics as rbd
-from rbd_dynamics import _fast
+from rbd_dynamics import compiled
 from rbd_dynamics.dynamics import rnea_reference
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -174,10 +174,10 @@ def main():
         return
     report = {'machine': {'cpus': os.cpu_count(), 'python': sys.version.split()[0],
                           'numpy': np.__version__, 'pinocchio': pin.__version__,
-                          'platform': platform.platform(), 'compiled_path': _fast.AVAILABLE},
+                          'platform': platform.platform(), 'compiled_path': compiled.AVAILABLE},
               'quick': bool(args.quick)}
     print('rbd_dynamics %s (compiled path: %s) vs Pinocchio %s; median [p10-p90] per call'
-          % (rbd.__version__, 'numba' if _fast.AVAILABLE else 'off', pin.__version__))
+          % (rbd.__version__, 'numba' if compiled.AVAILABLE else 'off', pin.__version__))
     rng = np.random.default_rng(0)
     for label, rel in (('7-DoF arm (panda)', ARM), ('32-DoF humanoid (talos_reduced)', TREE)):
         pair = PinocchioPair(os.path.join(root, rel), pin)
@@ -240,11 +240,12 @@ def main():
         ours, ref = side_by_side(lambda: rbd.rnea(model, Q, QD, QDD), pin_loop, 1,
                                  max(5, blocks // 10))
         row(report, 'rnea batch of 10,000 / state, %s' % label, ours / batch, ref / batch, 0.5)
-        if _fast.AVAILABLE:
-            threads = _fast.numba.get_num_threads()
-            _fast.numba.set_num_threads(1)
+        if compiled.AVAILABLE:
+            import numba
+            threads = numba.get_num_threads()
+            numba.set_num_threads(1)
             one = per_call(lambda: rbd.rnea(model, Q, QD, QDD), 1, max(5, blocks // 10))
-            _fast.numba.set_num_threads(threads)
+            numba.set_num_threads(threads)
             print('%-44s %9.2f us  (one thread; the batch above uses %d)'
                   % ('  batch / state on one thread, %s' % label, np.median(one) / batch * 1e6,
                      threads))

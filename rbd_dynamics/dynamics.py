@@ -3,36 +3,38 @@ Inverse dynamics: the recursive Newton-Euler algorithm with external wrenches (T
 
 This module is the reference implementation: NumPy, shaped like the book, vectorised over a batch
 of states. ``rnea``, ``gravity_torques`` and ``payload_wrench`` hand states to the compiled path
-(:mod:`rbd_dynamics._fast`) when it is available; both give the same numbers.
+(:mod:`rbd_dynamics.compiled`) when it is available; both give the same numbers.
 
 Each call reads ``model.runtime`` (the payload-dependent part of the model, see
 :mod:`rbd_dynamics.model`) once and computes with that state alone. A single state of float64
 vectors goes straight to a compiled entry point when
-:func:`~rbd_dynamics._fast.single_state_forces` accepts it; everything else (batches, lists,
-other dtypes, bad sizes) takes the general way, which converts, validates and reports errors.
+:func:`~rbd_dynamics.compiled.packed.single_state_forces` accepts it; everything else
+(batches, lists, other dtypes, bad sizes) takes the general way, which converts, validates and
+reports errors.
 """
 
 import numpy as np
 
+from . import compiled
+from .compiled.layout import MODE_FULL, MODE_STATIC, OK, rot6, SWAP
 from .joints import jcalc
 from .spatial import cross_force, cross_motion, from_public, to_public
 
-# The compiled path's module imports numba, which takes a few tenths of a second: it is imported
-# when a model first compiles (Model.compile calls use_compiled_path), not by
-# ``import rbd_dynamics``, so a program that stays on the NumPy path (a one-shot command) starts
-# without it. These names are read only where a model has a packed model, that is after that.
-_fast = None
-OK = single_state_forces = None
+# The compiled kernels import numba, which takes a few tenths of a second: they are imported
+# when a model first compiles (Model.compile calls use_compiled_path), not by ``import
+# rbd_dynamics``, so a program that stays on the NumPy path (a one-shot command) starts without
+# numba. These names are read only where a model has a packed model, that is after that.
+single_state_forces = rnea_batch = None
 
 
 def use_compiled_path():
-    """Import :mod:`rbd_dynamics._fast`, bind what the single-state calls use, return it."""
-    global _fast, OK, single_state_forces
-    if _fast is None:
-        from . import _fast as fast
-        OK, single_state_forces = fast.OK, fast.single_state_forces
-        _fast = fast
-    return _fast
+    """Return :mod:`rbd_dynamics.compiled`; where it can compile, bind what the calls use."""
+    global single_state_forces, rnea_batch
+    if rnea_batch is None and compiled.AVAILABLE:
+        from .compiled.batch import rnea_batch as batch
+        from .compiled.packed import single_state_forces
+        rnea_batch = batch
+    return compiled
 
 
 #: ``np.empty`` as a global of this module: the single-state calls take about a microsecond,
@@ -40,7 +42,7 @@ def use_compiled_path():
 _empty = np.empty
 
 
-def _batch(name, value, size):
+def as_batch(name, value, size):
     """``value`` as a float array ``(..., size)``; ``ValueError`` naming the expected size."""
     arr = np.asarray(value, dtype=float)
     if arr.ndim == 0 or arr.shape[-1] != size:
@@ -50,11 +52,11 @@ def _batch(name, value, size):
     return arr
 
 
-def _prepare(model, q, qd, qdd):
+def broadcast_states(model, q, qd, qdd):
     """Check sizes, broadcast the batch and flatten it: arrays ``(B, n)`` and the batch shape."""
-    q = _batch('q', q, model.nq)
-    qd = _batch('qd', qd, model.nv)
-    qdd = _batch('qdd', qdd, model.nv)
+    q = as_batch('q', q, model.nq)
+    qd = as_batch('qd', qd, model.nv)
+    qdd = as_batch('qdd', qdd, model.nv)
     try:
         shape = np.broadcast_shapes(q.shape[:-1], qd.shape[:-1], qdd.shape[:-1])
     except ValueError:
@@ -100,7 +102,7 @@ def external_forces(model, f_ext, shape):
     for link, wrench in f_ext.items():
         model.check_link(link)
         body = model.link_body[link]
-        wrench = _batch('f_ext[%r]' % (link,), wrench, 6)
+        wrench = as_batch('f_ext[%r]' % (link,), wrench, 6)
         try:
             wrench = np.broadcast_to(wrench, shape + (6,)).reshape(count, 6)
         except ValueError:
@@ -271,10 +273,10 @@ def rnea(model, q, qd, qdd, f_ext=None):
             tau = _empty(packed.nv)
             if packed.rnea1(packed.blob, q, qd, qdd, fext, tau) == OK:
                 return tau
-    q, qd, qdd, shape = _prepare(model, q, qd, qdd)
+    q, qd, qdd, shape = broadcast_states(model, q, qd, qdd)
     fext = external_forces(model, f_ext, shape)
     if packed is not None:
-        tau = _compiled_batch(packed, q, qd, qdd, fext, _fast.MODE_FULL)
+        tau = _compiled_batch(packed, q, qd, qdd, fext, MODE_FULL)
     else:
         tau = rnea_reference(model, q, qd, qdd, fext, runtime.inertia)
     return tau.reshape(shape + (model.nv,))
@@ -295,7 +297,7 @@ def _compiled_batch(packed, q, qd, qdd, fext, mode):
     # read-only broadcast): the batch kernels then need one variant of the single-state
     # kernels, which warm_up may already have frozen.
     q, qd, qdd = (np.require(x, np.float64, ('C', 'W')) for x in (q, qd, qdd))
-    _fast.rnea_batch(packed, q, qd, qdd, fext, tau, mode)
+    rnea_batch(packed, q, qd, qdd, fext, tau, mode)
     return tau
 
 
@@ -335,14 +337,14 @@ def gravity_torques(model, q, f_ext=None):
             tau = _empty(packed.nv)
             if packed.gravity1(packed.blob, q, fext, tau) == OK:
                 return tau
-    q = _batch('q', q, model.nq)
+    q = as_batch('q', q, model.nq)
     shape = q.shape[:-1]
     count = int(np.prod(shape, dtype=np.int64))
     q = q.reshape(count, model.nq)
     zeros = np.zeros((count, model.nv))
     fext = external_forces(model, f_ext, shape)
     if packed is not None:
-        tau = _compiled_batch(packed, q, zeros, zeros, fext, _fast.MODE_STATIC)
+        tau = _compiled_batch(packed, q, zeros, zeros, fext, MODE_STATIC)
     else:
         tau = rnea_reference(model, q, zeros, zeros, fext, runtime.inertia)
     return tau.reshape(shape + (model.nv,))
@@ -389,8 +391,8 @@ class _Beyond:
         self.packed_to_public = None
         packed = runtime.packed
         if packed is not None and self.body >= 0:
-            self.packed_to_public = (_fast.SWAP @ self.to_link
-                                     @ _fast._rot6(packed.rotation[self.body]))
+            self.packed_to_public = (SWAP @ self.to_link
+                                     @ rot6(packed.rotation[self.body]))
             self.packed = packed.with_inertia(self.inertia)
 
 
@@ -453,10 +455,10 @@ def payload_wrench(model, link, q, qd=None, qdd=None):
                                   zero if qdd is None else qdd, fext,
                                   qd is None and qdd is None, body, out) == OK:
                 return beyond.packed_to_public @ out
-    q = _batch('q', q, model.nq)
+    q = as_batch('q', q, model.nq)
     zeros = np.zeros(q.shape[:-1] + (model.nv,))
-    q, qd, qdd, shape = _prepare(model, q, zeros if qd is None else qd,
-                                 zeros if qdd is None else qdd)
+    q, qd, qdd, shape = broadcast_states(model, q, zeros if qd is None else qd,
+                                         zeros if qdd is None else qdd)
     qf, qdf, qddf = full_coordinates(model, q, qd, qdd)
     _, f, Xup = rnea_bodies(model, qf, qdf, qddf, None, beyond.inertia)
     if body >= 0:

@@ -3,7 +3,7 @@ The equations of motion term by term: ``M(q) qdd + C(q, qd) qd + g(q) = tau``.
 
 NumPy reference implementations, batched over any leading dimensions like
 :func:`~rbd_dynamics.rnea`, which hand states to the compiled path
-(:mod:`rbd_dynamics._fast`, the same algorithms in world coordinates) when the model has one,
+(:mod:`rbd_dynamics.compiled`, the same algorithms in world coordinates) when the model has one,
 as :func:`~rbd_dynamics.rnea` does: a single state of float64 vectors goes straight to a
 compiled entry point, everything else takes the general way, which converts, validates and
 reports errors. Both paths give the same numbers:
@@ -28,8 +28,8 @@ root to ``i`` (Eq. 3.6 in Featherstone's chapter 3, written per body).
 
 import numpy as np
 
-from . import dynamics
-from .dynamics import _batch, _prepare, forward_pass, full_positions, full_velocities
+from .compiled.layout import EOM_CORIOLIS, EOM_JACOBIAN, EOM_MASS, EOM_REGRESSOR, OK
+from .dynamics import as_batch, broadcast_states, forward_pass, full_positions, full_velocities
 from .joints import jcalc
 from .spatial import skew
 
@@ -44,9 +44,6 @@ _empty = np.empty
 
 
 _ndarray = np.ndarray
-#: The entry points' status "done": :data:`rbd_dynamics._fast.OK`, a constant here (that module
-#: is imported only when a model first compiles; test_fast_path checks the two agree).
-_OK = 0
 
 
 def _fits(out, shape):
@@ -58,6 +55,31 @@ def _fits(out, shape):
     """
     return (out.__class__ is _ndarray and out.dtype is _F8 and out.shape == shape
             and out.flags.c_contiguous and out.flags.writeable)
+
+
+def _one_state(entry, blob, shape, out, q, *rest):
+    """
+    Run one state on a compiled entry point: the gate of every function here.
+
+    The entry points skip numba's type checks, so only float64 vectors ``q`` and ``rest``
+    (``qd``, ``qdd``, or the Jacobian's integer ``code``) reach them, and a result that
+    :func:`_fits`: a new one, or ``out``. Returns the result, or ``None`` where the state does
+    not qualify or the sizes are not the model's (the general path then converts, checks and
+    says what is wrong).
+    """
+    if q.__class__ is not _ndarray or q.dtype is not _F8 or q.ndim != 1:
+        return None
+    for v in rest:
+        if v.__class__ is not int and (v.__class__ is not _ndarray or v.dtype is not _F8
+                                       or v.ndim != 1):
+            return None
+    if out is None:
+        result = _empty(shape)
+    elif _fits(out, shape):
+        result = out
+    else:
+        return None
+    return result if entry(blob, q, *rest, result) == OK else None
 
 
 def _checked_out(out, shape):
@@ -81,7 +103,8 @@ def _compiled(packed, what, q, qd, qdd, shape, out, code=0):
     q = np.require(q, np.float64, ('C', 'W'))
     qd = q if qd is None else np.require(qd, np.float64, ('C', 'W'))
     qdd = q if qdd is None else np.require(qdd, np.float64, ('C', 'W'))
-    dynamics._fast.eom_batch(packed, what, q, qd, qdd, code, result)
+    from .compiled.batch import eom_batch
+    eom_batch(packed, what, q, qd, qdd, code, result)
     return out if out is not None else result
 
 
@@ -190,22 +213,17 @@ def mass_matrix(model, q, out=None):
     """
     runtime = model.runtime
     packed = runtime.eom_packed
-    if packed is not None and q.__class__ is _ndarray and q.dtype is _F8 and q.ndim == 1:
-        if out is None:
-            M = _empty(packed.square_shape)
-        elif _fits(out, packed.square_shape):
-            M = out
-        else:
-            M = None
-        if M is not None and packed.mass1(packed.blob, q, M) == _OK:
+    if packed is not None:
+        M = _one_state(packed.mass1, packed.blob, packed.square_shape, out, q)
+        if M is not None:
             return M
-    q = _batch('q', q, model.nq)
+    q = as_batch('q', q, model.nq)
     shape = q.shape[:-1] + (model.nv, model.nv)
     q = q.reshape(_count(shape), model.nq)
     if out is not None:
         _checked_out(out, shape)
     if packed is not None:
-        M = _compiled(packed, dynamics._fast.EOM_MASS, q, None, None, shape[-2:], out)
+        M = _compiled(packed, EOM_MASS, q, None, None, shape[-2:], out)
     else:
         M = mass_matrix_reference(model, q, runtime.inertia)
     return _result(M, out, shape)
@@ -290,22 +308,16 @@ def coriolis_matrix(model, q, qd, out=None):
     """
     runtime = model.runtime
     packed = runtime.eom_packed
-    if packed is not None and q.__class__ is _ndarray and qd.__class__ is _ndarray and \
-            q.dtype is _F8 and qd.dtype is _F8 and q.ndim == 1 and qd.ndim == 1:
-        if out is None:
-            C = _empty(packed.square_shape)
-        elif _fits(out, packed.square_shape):
-            C = out
-        else:
-            C = None
-        if C is not None and packed.coriolis1(packed.blob, q, qd, C) == _OK:
+    if packed is not None:
+        C = _one_state(packed.coriolis1, packed.blob, packed.square_shape, out, q, qd)
+        if C is not None:
             return C
-    q, qd, _, shape = _prepare(model, q, qd, np.zeros(model.nv))
+    q, qd, _, shape = broadcast_states(model, q, qd, np.zeros(model.nv))
     shape = shape + (model.nv, model.nv)
     if out is not None:
         _checked_out(out, shape)
     if packed is not None:
-        C = _compiled(packed, dynamics._fast.EOM_CORIOLIS, q, qd, None, shape[-2:], out)
+        C = _compiled(packed, EOM_CORIOLIS, q, qd, None, shape[-2:], out)
     else:
         C = coriolis_matrix_reference(model, q, qd, runtime.inertia)
     return _result(C, out, shape)
@@ -385,31 +397,26 @@ def jacobian(model, q, link, frame='world', out=None):
     """
     runtime = model.runtime
     packed = runtime.eom_packed
-    if packed is not None and q.__class__ is _ndarray and q.dtype is _F8 and q.ndim == 1:
+    if packed is not None:
         try:
             code = packed.world_jacobian_code[link] if frame == 'world' else \
                 packed.jacobian_code[link, frame]
         except (KeyError, TypeError, ValueError):  # an unknown or unhashable link or frame,
             code = None  # an array frame: the general path says what is wrong
         if code is not None:
-            if out is None:
-                J = _empty(packed.jacobian_shape)
-            elif _fits(out, packed.jacobian_shape):
-                J = out
-            else:
-                J = None
-            if J is not None and packed.jacobian1(packed.blob, q, code, J) == _OK:
+            J = _one_state(packed.jacobian1, packed.blob, packed.jacobian_shape, out, q, code)
+            if J is not None:
                 return J
     model.check_link(link)
     if frame not in _FRAMES:
         raise ValueError('frame %r is not one of %s' % (frame, ', '.join(map(repr, _FRAMES))))
-    q = _batch('q', q, model.nq)
+    q = as_batch('q', q, model.nq)
     shape = q.shape[:-1] + (6, model.nv)
     q = q.reshape(_count(shape), model.nq)
     if out is not None:
         _checked_out(out, shape)
     if packed is not None:
-        J = _compiled(packed, dynamics._fast.EOM_JACOBIAN, q, None, None, shape[-2:], out,
+        J = _compiled(packed, EOM_JACOBIAN, q, None, None, shape[-2:], out,
                       packed.jacobian_code[link, frame])
     else:
         J = jacobian_reference(model, q, link, frame)
@@ -503,23 +510,16 @@ def regressor(model, q, qd, qdd, out=None):
     """
     runtime = model.runtime
     packed = runtime.eom_packed
-    if packed is not None and q.__class__ is _ndarray and qd.__class__ is _ndarray and \
-            qdd.__class__ is _ndarray and q.dtype is _F8 and qd.dtype is _F8 and \
-            qdd.dtype is _F8 and q.ndim == 1 and qd.ndim == 1 and qdd.ndim == 1:
-        if out is None:
-            Y = _empty(packed.regressor_shape)
-        elif _fits(out, packed.regressor_shape):
-            Y = out
-        else:
-            Y = None
-        if Y is not None and packed.regressor1(packed.blob, q, qd, qdd, Y) == _OK:
+    if packed is not None:
+        Y = _one_state(packed.regressor1, packed.blob, packed.regressor_shape, out, q, qd, qdd)
+        if Y is not None:
             return Y
-    q, qd, qdd, shape = _prepare(model, q, qd, qdd)
+    q, qd, qdd, shape = broadcast_states(model, q, qd, qdd)
     shape = shape + (model.nv, 10 * model.nb)
     if out is not None:
         _checked_out(out, shape)
     if packed is not None:
-        Y = _compiled(packed, dynamics._fast.EOM_REGRESSOR, q, qd, qdd, shape[-2:], out)
+        Y = _compiled(packed, EOM_REGRESSOR, q, qd, qdd, shape[-2:], out)
     else:
         Y = regressor_reference(model, q, qd, qdd)
     return _result(Y, out, shape)

@@ -221,7 +221,7 @@ class Model:
         ----------
         progress
             ``None``, or called as ``progress(step, done, total)`` before each step of the
-            compilation (:data:`rbd_dynamics._fast.WARM_UP_STEPS`).
+            compilation (:data:`rbd_dynamics.compiled.warm_up.WARM_UP_STEPS`).
 
         Returns
         -------
@@ -230,11 +230,12 @@ class Model:
         """
         if self.runtime.packed is not None:
             return True
-        _fast = use_compiled_path()
-        if _fast.AVAILABLE:
+        if use_compiled_path().AVAILABLE:
+            from .compiled.packed import PackedModel
+            from .compiled.warm_up import warm_up
             try:
-                packed = _fast.PackedModel(self, self.runtime.inertia)
-                _fast.warm_up(packed, progress)
+                packed = PackedModel(self, self.runtime.inertia)
+                warm_up(packed, progress)
                 with self._writer:
                     runtime = self.runtime
                     if runtime.inertia is not packed.source_inertia:  # a payload meanwhile
@@ -625,11 +626,11 @@ class RuntimeState:
     payloads
         read-only link -> :class:`Payload`.
     packed
-        the compiled path's :class:`~rbd_dynamics._fast.PackedModel` holding ``inertia``, or
+        the compiled path's :class:`~.compiled.packed.PackedModel` holding ``inertia``, or
         ``None`` (NumPy path).
     eom_packed
         ``packed`` where the equations of motion are compiled too (a numba that compiles them
-        in reasonable time, :data:`~rbd_dynamics._fast.EOM_MIN_NUMBA`), else ``None``.
+        in reasonable time, :data:`~rbd_dynamics.compiled.EOM_MIN_NUMBA`), else ``None``.
     beyond
         link -> what :func:`~rbd_dynamics.payload_wrench` needs of the bodies beyond it: a
         cache filled on first use, each entry computed from this state's values alone (so a

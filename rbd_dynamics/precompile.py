@@ -10,8 +10,8 @@ load them in a fraction of a second instead of compiling for seconds. The kernel
 on the robot: one compilation serves every model.
 
 Where numba keeps them, in order: ``$NUMBA_CACHE_DIR`` when it is set; else ``__pycache__``
-beside the installed ``rbd_dynamics/_fast.py`` when that directory is writable; else a cache
-directory in the user's home. A process that runs as another user, or with another
+beside the installed ``rbd_dynamics/compiled/`` modules when that directory is writable; else a
+cache directory in the user's home. A process that runs as another user, or with another
 ``NUMBA_CACHE_DIR``, looks elsewhere: precompile the way the robot will run (docs/performance.md
 has the line for a Dockerfile and for a colcon install).
 """
@@ -88,31 +88,20 @@ class CompileProgress:
         return time.monotonic() - self.started
 
 
-def cache_directory():
-    """
-    Return the directory numba keeps the compiled kernels in (after they were compiled).
-
-    ``''`` when numba does not say (a numba without an on-disk cache for them).
-    """
-    from . import _fast
-    cache = getattr(getattr(_fast, 'rnea1', None), '_cache', None)
-    return getattr(cache, '_cache_path', '') or ''
-
-
 #: How precompile shares the compilation out among processes running side by side (numba
 #: keeps each kernel in files of its own, so they do not meet): the RNEA's kernels with the
 #: regressor, and the rest of the equations of motion, about half of the work each. The
 #: regressor goes first, so that the batch kernel, compiled last in the other process, loads
 #: the regressor's state function from the cache instead of compiling it again.
 WORKERS = {
-    'rnea': ('regressor1',),
-    'eom': ('mass1', 'coriolis1', 'jacobian1', 'equations of motion batch'),
+    'rnea': ('regressor', 'rnea'),
+    'eom': ('mass_matrix', 'coriolis_matrix', 'jacobian', 'eom_batch'),
 }
 
 
 def _worker(part):
     """Compile one part of :data:`WORKERS` into the cache, naming each step on stdout."""
-    from . import _fast
+    from . import compiled
     from .model import Model
     from .resources import demo_urdf_path
     model = Model.from_urdf_file(demo_urdf_path(), compiled=False)
@@ -121,8 +110,7 @@ def _worker(part):
         print('step %s' % name, flush=True)
 
     try:
-        _fast.warm_up_eom(_fast.PackedModel(model, model.runtime.inertia), step, WORKERS[part])
-        if part == 'rnea' and not model.compile(progress=step):
+        if not compiled.prepare(model, WORKERS[part], step):
             return 1
     except Exception as exc:  # a numba that cannot build them: the parent says so
         print('%s: %s' % (type(exc).__name__, exc), file=sys.stderr)
@@ -138,7 +126,8 @@ def _compile_side_by_side(progress):
     what is missing itself).
     """
     import subprocess
-    total = len(_fast_steps())
+    from . import compiled
+    total = len(compiled.steps())
     done = []
     lock = threading.Lock()
 
@@ -166,31 +155,9 @@ def _compile_side_by_side(progress):
     return not any(codes)
 
 
-def _fast_steps():
-    from . import _fast
-    return _fast.WARM_UP_STEPS + (_fast.EOM_STEPS if _fast.EOM_AVAILABLE else ())
-
-
 def numba_version():
     import numba
     return numba.__version__
-
-
-def kernels_compiled():
-    """
-    Return the names of the kernels this process compiled rather than loaded from the cache.
-
-    Empty after a complete precompile (or before any compilation); numba's dispatchers count
-    their cache misses.
-    """
-    from . import _fast
-    missed = []
-    for name in ('rnea1', 'gravity1', 'body_force1', '_batch', '_batch_parallel', 'mass1',
-                 'coriolis1', 'jacobian1', 'regressor1', '_eom_batch_parallel'):
-        stats = getattr(getattr(_fast, name, None), 'stats', None)
-        if stats is not None and sum(getattr(stats, 'cache_misses', {}).values()):
-            missed.append(name)
-    return missed
 
 
 def main(argv=()):
@@ -200,35 +167,36 @@ def main(argv=()):
                                      description=__doc__.split('\n\n')[0].strip())
     parser.add_argument('--worker', choices=sorted(WORKERS), help=argparse.SUPPRESS)
     args = parser.parse_args(list(argv))
-    from . import _fast
-    if not _fast.AVAILABLE:
-        print('precompile: nothing to compile: %s' % _fast.UNAVAILABLE_REASON, file=sys.stderr)
+    from . import compiled
+    if not compiled.AVAILABLE:
+        print('precompile: nothing to compile: %s' % compiled.UNAVAILABLE_REASON,
+              file=sys.stderr)
         return 1
     if args.worker:
         return _worker(args.worker)
     from .model import Model
     from .resources import demo_urdf_path
     progress = CompileProgress(sys.stdout, delay=0.5)
-    if _fast.EOM_AVAILABLE:
+    if compiled.EOM_AVAILABLE:
         _compile_side_by_side(progress)
     else:
         print('precompile: numba %s runs the equations of motion in NumPy (they are compiled '
               'from numba %d.%d on); compiling the RNEA'
-              % ((numba_version(),) + _fast.EOM_MIN_NUMBA), flush=True)
+              % ((numba_version(),) + compiled.EOM_MIN_NUMBA), flush=True)
     # Then load every kernel here: from the cache the processes filled, or, where they could
     # not (a numba without an on-disk cache, a failure), compiled here with the usual messages.
     model = Model.from_urdf_file(demo_urdf_path(), compiled=False)
-    ready = model.compile(progress=None if _fast.EOM_AVAILABLE else progress)
-    if ready and _fast.EOM_AVAILABLE:
+    ready = model.compile(progress=None if compiled.EOM_AVAILABLE else progress)
+    if ready and compiled.EOM_AVAILABLE:
         try:
-            _fast.warm_up_eom(model.packed)
+            compiled.prepare(model, compiled.KERNELS[1:])
         except Exception as exc:  # a numba that cannot build them: the NumPy path serves
             print('precompile: the equations of motion could not be compiled (%s: %s)'
                   % (type(exc).__name__, exc), file=sys.stderr)
             ready = False
     spent = progress.finish()
-    missed = kernels_compiled()
-    if ready and missed and cache_directory() and _fast.EOM_AVAILABLE:
+    missed = compiled.compiled_here()
+    if ready and missed and compiled.cache_directory() and compiled.EOM_AVAILABLE:
         # works, only slower: say what the processes side by side left out
         print('precompile: %s compiled in this process, not side by side'
               % ', '.join(missed), file=sys.stderr)
@@ -236,5 +204,6 @@ def main(argv=()):
         print('precompile: the kernels could not be built (see the warning above)',
               file=sys.stderr)
         return 1
-    print('kernels ready in %.1f s; numba cache: %s' % (spent, cache_directory() or 'unknown'))
+    print('kernels ready in %.1f s; numba cache: %s'
+          % (spent, compiled.cache_directory() or 'unknown'))
     return 0

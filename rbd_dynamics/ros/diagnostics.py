@@ -9,7 +9,7 @@ publishes the status.
 """
 
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
-from rbd_dynamics import _fast
+from rbd_dynamics import compiled
 
 NS = 1e9
 
@@ -155,7 +155,7 @@ def _add_setup(add, setup, model_status, saturated):
     add('model', '%s (%d joints, from %s)' % (model.name, model.nv, model_status.source))
     add('compiled path', 'in use' if model.packed is not None else
         'compiling' if model_status.compiling else 'unavailable: %s (NumPy path)'
-        % (_fast.UNAVAILABLE_REASON or 'the kernels could not be built'))
+        % (compiled.UNAVAILABLE_REASON or 'the kernels could not be built'))
     add('joints', ', '.join(setup.joints))
     drive = (setup.viscous, setup.coulomb, setup.armature)
     add('drive compensation', 'on: viscous %s, coulomb %s, armature %s'

@@ -40,7 +40,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped, WrenchStamped
 import numpy as np
 import rbd_dynamics as rbd
-from rbd_dynamics import _fast
+from rbd_dynamics import compiled
 from rbd_dynamics.control.law import check_lengths, Config, Controller, Setup
 from rbd_dynamics.control.observer import wrench_at
 from rbd_dynamics.control.sensors import Sensor
@@ -142,8 +142,8 @@ class DynamicsNode(Node):
         self._last_joint_state_ns = None
         self._compute = ComputeTimes()
 
-        if _fast.numpy_path_note():
-            self.get_logger().warning(_fast.numpy_path_note())
+        if compiled.numpy_path_note():
+            self.get_logger().warning(compiled.numpy_path_note())
         self._declare_parameters()
         self._controller = Controller(self._sensors)
         self._config = Config.from_parameters(self._p)
@@ -672,9 +672,7 @@ class DynamicsNode(Node):
         first needs it; that takes seconds without ``precompile``, so it is built on a thread of
         its own the first time a wrench is asked for, and the wrench waits for it.
         """
-        packed = model.runtime.eom_packed  # None where the Jacobian runs in NumPy
-        stub = getattr(_fast, '_CompileFirst', None)
-        if packed is None or stub is None or not isinstance(packed.jacobian1, stub):
+        if compiled.ready(model, 'jacobian'):  # (also where the Jacobian runs in NumPy)
             return True
         warm_up = self._eom_warm_up
         if warm_up is None or not (warm_up.is_alive() or self._wrench_failed):
@@ -685,14 +683,14 @@ class DynamicsNode(Node):
                     'building the compiled Jacobian for contact.wrench_link (once per process; '
                     "python -m rbd_dynamics precompile keeps it in numba's cache); "
                     '~/external_wrench starts when it is ready')
-            self._eom_warm_up = threading.Thread(target=self._warm_up_jacobian, args=(packed,),
+            self._eom_warm_up = threading.Thread(target=self._warm_up_jacobian, args=(model,),
                                                  name='rbd_dynamics eom warm-up', daemon=True)
             self._eom_warm_up.start()
         return False
 
-    def _warm_up_jacobian(self, packed):
+    def _warm_up_jacobian(self, model):
         try:
-            _fast.warm_up_eom(packed)
+            compiled.prepare(model, ('jacobian',))
         except Exception as exc:  # (whatever numba raises) the torques go on without a wrench
             self._wrench_failed = True
             self._wrench_note = 'the Jacobian could not be compiled: %s' % exc

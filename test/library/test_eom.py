@@ -26,7 +26,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 import rbd_dynamics as rbd
-from rbd_dynamics import _fast
+from rbd_dynamics import compiled as _compiled
 from support.robots import (CROSS_CHECK, FLOATING_JOINT, PinocchioPair, robot_id,
                             robots_directory, WORLD_LINK)
 from support.urdf_builders import inertial, joint, link, robot, two_link, two_link_terms
@@ -46,11 +46,11 @@ PATHS = ('numpy', 'compiled')
 
 
 def skip_without_compiled_eom():
-    if not _fast.AVAILABLE:
+    if not _compiled.AVAILABLE:
         pytest.skip('numba is not installed')
-    if not _fast.EOM_AVAILABLE:
+    if not _compiled.EOM_AVAILABLE:
         pytest.skip('numba older than %d.%d runs the equations of motion in NumPy'
-                    % _fast.EOM_MIN_NUMBA)
+                    % _compiled.EOM_MIN_NUMBA)
 
 
 def on_path(model, path):

@@ -48,23 +48,20 @@ def test_precompile_fills_the_cache_with_every_kernel():
     assert os.path.isdir(directory), directory
     indexed = {os.path.basename(path).split('-')[0].split('.')[-1]
                for path in glob.glob(os.path.join(directory, '*.nbi'))}
-    from rbd_dynamics import _fast
-    eom = _fast.EOM_AVAILABLE  # (an older numba runs the equations of motion in NumPy)
-    kernels = ('rnea1', 'gravity1', 'body_force1', '_batch', '_batch_parallel') + (
-        ('mass1', 'coriolis1', 'jacobian1', 'regressor1', '_eom_batch_parallel') if eom else ())
+    from rbd_dynamics import compiled
+    eom = compiled.EOM_AVAILABLE  # (an older numba runs the equations of motion in NumPy)
+    kernels = ('rnea1', 'gravity1', 'body_force1', 'serial_batch', 'parallel_batch') + (
+        ('mass1', 'coriolis1', 'jacobian1', 'regressor1', 'eom_parallel_batch') if eom else ())
     for kernel in kernels:
         assert kernel in indexed, (kernel, sorted(indexed))
     # The processes precompile shares the work out among left nothing out: a fresh process
     # loads every kernel and compiles none.
-    script = ('from rbd_dynamics import _fast\n'
+    script = ('from rbd_dynamics import compiled\n'
               'from rbd_dynamics.model import Model\n'
-              'from rbd_dynamics.precompile import kernels_compiled\n'
               'from rbd_dynamics.resources import demo_urdf_path\n'
               'model = Model.from_urdf_file(demo_urdf_path(), compiled=False)\n'
-              'assert model.compile()\n'
-              'if _fast.EOM_AVAILABLE:\n'
-              '    _fast.warm_up_eom(model.packed)\n'
-              'print("compiled:", kernels_compiled())\n')
+              'assert compiled.prepare(model, compiled.KERNELS) or not compiled.EOM_AVAILABLE\n'
+              'print("compiled:", compiled.compiled_here())\n')
     again = run(['-c', script])
     assert again.returncode == 0, again.stderr
     assert 'compiled: []' in again.stdout, again.stdout
