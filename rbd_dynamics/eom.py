@@ -53,33 +53,32 @@ def _fits(out, shape):
     A writable C-contiguous float64 ndarray of that shape (the entry points skip numba's type
     checks).
     """
-    return (out.__class__ is _ndarray and out.dtype is _F8 and out.shape == shape
-            and out.flags.c_contiguous and out.flags.writeable)
+    if out.__class__ is not _ndarray or out.dtype is not _F8 or out.shape != shape:
+        return False
+    flags = out.flags
+    return flags.c_contiguous and flags.writeable
 
 
-def _one_state(entry, blob, shape, out, q, *rest):
+def _one_state(shape, out, q, qd=None, qdd=None):
     """
-    Run one state on a compiled entry point: the gate of every function here.
+    Return where a compiled entry point may write one state's result, or ``None``.
 
-    The entry points skip numba's type checks, so only float64 vectors ``q`` and ``rest``
-    (``qd``, ``qdd``, or the Jacobian's integer ``code``) reach them, and a result that
-    :func:`_fits`: a new one, or ``out``. Returns the result, or ``None`` where the state does
-    not qualify or the sizes are not the model's (the general path then converts, checks and
-    says what is wrong).
+    The gate of every single-state call here: the entry points skip numba's type checks, so
+    only float64 vectors ``q``, ``qd``, ``qdd`` (``None``: not used) reach them, and a result
+    of ``shape`` that :func:`_fits`: a new array, or ``out``. ``None`` sends the call the
+    general way, which converts, checks and says what is wrong (as it does when the entry
+    point reports other sizes than the model's).
     """
     if q.__class__ is not _ndarray or q.dtype is not _F8 or q.ndim != 1:
         return None
-    for v in rest:
-        if v.__class__ is not int and (v.__class__ is not _ndarray or v.dtype is not _F8
-                                       or v.ndim != 1):
-            return None
-    if out is None:
-        result = _empty(shape)
-    elif _fits(out, shape):
-        result = out
-    else:
+    if qd is not None and (qd.__class__ is not _ndarray or qd.dtype is not _F8 or qd.ndim != 1):
         return None
-    return result if entry(blob, q, *rest, result) == OK else None
+    if qdd is not None and (qdd.__class__ is not _ndarray or qdd.dtype is not _F8
+                            or qdd.ndim != 1):
+        return None
+    if out is None:
+        return _empty(shape)
+    return out if _fits(out, shape) else None
 
 
 def _checked_out(out, shape):
@@ -214,8 +213,8 @@ def mass_matrix(model, q, out=None):
     runtime = model.runtime
     packed = runtime.eom_packed
     if packed is not None:
-        M = _one_state(packed.mass1, packed.blob, packed.square_shape, out, q)
-        if M is not None:
+        M = _one_state(packed.square_shape, out, q)
+        if M is not None and packed.mass1(packed.blob, q, M) == OK:
             return M
     q = as_batch('q', q, model.nq)
     shape = q.shape[:-1] + (model.nv, model.nv)
@@ -309,8 +308,8 @@ def coriolis_matrix(model, q, qd, out=None):
     runtime = model.runtime
     packed = runtime.eom_packed
     if packed is not None:
-        C = _one_state(packed.coriolis1, packed.blob, packed.square_shape, out, q, qd)
-        if C is not None:
+        C = _one_state(packed.square_shape, out, q, qd)
+        if C is not None and packed.coriolis1(packed.blob, q, qd, C) == OK:
             return C
     q, qd, _, shape = broadcast_states(model, q, qd, np.zeros(model.nv))
     shape = shape + (model.nv, model.nv)
@@ -400,12 +399,12 @@ def jacobian(model, q, link, frame='world', out=None):
     if packed is not None:
         try:
             code = packed.world_jacobian_code[link] if frame == 'world' else \
-                packed.jacobian_code[link, frame]
+                packed.local_jacobian_code[link] if frame == 'local' else None
         except (KeyError, TypeError, ValueError):  # an unknown or unhashable link or frame,
             code = None  # an array frame: the general path says what is wrong
         if code is not None:
-            J = _one_state(packed.jacobian1, packed.blob, packed.jacobian_shape, out, q, code)
-            if J is not None:
+            J = _one_state(packed.jacobian_shape, out, q)
+            if J is not None and packed.jacobian1(packed.blob, q, code, J) == OK:
                 return J
     model.check_link(link)
     if frame not in _FRAMES:
@@ -511,8 +510,8 @@ def regressor(model, q, qd, qdd, out=None):
     runtime = model.runtime
     packed = runtime.eom_packed
     if packed is not None:
-        Y = _one_state(packed.regressor1, packed.blob, packed.regressor_shape, out, q, qd, qdd)
-        if Y is not None:
+        Y = _one_state(packed.regressor_shape, out, q, qd, qdd)
+        if Y is not None and packed.regressor1(packed.blob, q, qd, qdd, Y) == OK:
             return Y
     q, qd, qdd, shape = broadcast_states(model, q, qd, qdd)
     shape = shape + (model.nv, 10 * model.nb)
