@@ -200,8 +200,12 @@ def main():
                  lambda: pin.crba(pm, pd, pq)),
                 ('coriolis_matrix', lambda: rbd.coriolis_matrix(model, q, qd),
                  lambda: pin.computeCoriolisMatrix(pm, pd, pq, pv)),
-                ('jacobian of %s' % link, lambda: rbd.jacobian(model, q, link),
+                # as a user calls it: the link by name, the frame by keyword
+                ('jacobian of %s' % link, lambda: rbd.jacobian(model, q, link, frame='world'),
                  lambda: pin.computeFrameJacobian(pm, pd, pq, frame, pin.LOCAL_WORLD_ALIGNED)),
+                ('jacobian local of %s' % link,
+                 lambda: rbd.jacobian(model, q, link, frame='local'),
+                 lambda: pin.computeFrameJacobian(pm, pd, pq, frame, pin.LOCAL)),
                 ('regressor', lambda: rbd.regressor(model, q, qd, qdd),
                  lambda: pin.computeJointTorqueRegressor(pm, pd, pq, pv, pa))):
             if not wanted(name):

@@ -106,6 +106,8 @@ def targets(library, node, soak, bag=None, start=None, identify=None):
             for name, target in (('mass_matrix', '<= 1.0x pin.crba'),
                                  ('coriolis_matrix', '<= 1.0x pin.computeCoriolisMatrix'),
                                  ('jacobian', '<= 1.0x pin.computeFrameJacobian'),
+                                 ('jacobian local',
+                                  '<= 1.0x pin.computeFrameJacobian (LOCAL)'),
                                  ('regressor', '<= 1.0x pin.computeJointTorqueRegressor'),
                                  ('regressor batch of 2,000 / state',
                                   '<= 0.5x a loop over pin.computeJointTorqueRegressor'))
