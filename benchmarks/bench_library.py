@@ -207,7 +207,16 @@ def main():
                  lambda: rbd.jacobian(model, q, link, frame='local'),
                  lambda: pin.computeFrameJacobian(pm, pd, pq, frame, pin.LOCAL)),
                 ('regressor', lambda: rbd.regressor(model, q, qd, qdd),
-                 lambda: pin.computeJointTorqueRegressor(pm, pd, pq, pv, pa))):
+                 lambda: pin.computeJointTorqueRegressor(pm, pd, pq, pv, pa)),
+                # Pinocchio: forward kinematics, then the frame's placement or acceleration
+                ('link_pose of %s' % link, lambda: rbd.link_pose(model, q, link),
+                 lambda: (pin.framesForwardKinematics(pm, pd, pq),
+                          pd.oMf[frame].homogeneous)),
+                ('link_acceleration of %s' % link,
+                 lambda: rbd.link_acceleration(model, q, qd, qdd, link),
+                 lambda: (pin.forwardKinematics(pm, pd, pq, pv, pa),
+                          pin.getFrameClassicalAcceleration(pm, pd, frame,
+                                                            pin.LOCAL_WORLD_ALIGNED)))):
             if not wanted(name):
                 continue
             ours()  # the equations of motion compile at their first call

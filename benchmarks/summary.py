@@ -109,6 +109,9 @@ def targets(library, node, soak, bag=None, start=None, identify=None):
                                  ('jacobian local',
                                   '<= 1.0x pin.computeFrameJacobian (LOCAL)'),
                                  ('regressor', '<= 1.0x pin.computeJointTorqueRegressor'),
+                                 ('link_pose', '<= 1.0x pin.framesForwardKinematics + oMf'),
+                                 ('link_acceleration', '<= 1.0x pin.forwardKinematics + '
+                                  'getFrameClassicalAcceleration'),
                                  ('regressor batch of 2,000 / state',
                                   '<= 0.5x a loop over pin.computeJointTorqueRegressor'))
             for robot in ('7-DoF arm (panda)', '32-DoF humanoid (talos_reduced)')):

@@ -3,8 +3,9 @@ A link's frame in the root link's frame: its pose, and the classical acceleratio
 
 What a task-space law needs beside :func:`~rbd_dynamics.jacobian`: where the link is, and
 ``J̇ q̇`` (the link's acceleration at ``qdd = 0``). Both are batched like
-:func:`~rbd_dynamics.jacobian` (any leading dimensions) and read ``model.runtime`` once. They
-walk from the link's body to the root (Featherstone's ``i_X_parent`` chain): the pose is
+:func:`~rbd_dynamics.jacobian` (any leading dimensions), read ``model.runtime`` once and hand
+states to the compiled path (:mod:`rbd_dynamics.compiled.frames`) as it does. The NumPy
+references walk from the link's body to the root (Featherstone's ``i_X_parent`` chain): the pose is
 ``root_X_link``; the velocity and acceleration are the forward pass's (Table 5.1, without
 gravity), carried to the link's frame, and the classical linear acceleration of its origin is
 the spatial one plus ``ω × v`` (Featherstone sec. 2.11), turned into the root's axes.
@@ -12,9 +13,15 @@ the spatial one plus ``ω × v`` (Featherstone sec. 2.11), turned into the root'
 
 import numpy as np
 
+from .compiled.layout import EOM_ACCELERATION, EOM_POSE, OK
 from .dynamics import as_batch, broadcast_states, full_coordinates, full_positions
+from .eom import _compiled, _one_state
 from .joints import jcalc
 from .spatial import cross_motion
+
+
+_POSE = (4, 4)
+_ACCELERATION = (6,)
 
 
 def _chain(model, link):
@@ -86,9 +93,25 @@ def link_pose(model, q, link):
         ``q`` has the wrong size.
 
     """
+    packed = model.runtime.eom_packed
+    if packed is not None:
+        code = packed.link_index.get(link) if isinstance(link, str) else None
+        if code is not None:
+            T = _one_state(_POSE, None, q)
+            if T is not None and packed.pose1(packed.blob, q, code, T) == OK:
+                return T
+    model.check_link(link)
     q = as_batch('q', q, model.nq)
     shape = q.shape[:-1]
     q = q.reshape(-1, model.nq)
+    if packed is not None:
+        return _compiled(packed, EOM_POSE, q, None, None, (4, 4), None,
+                         packed.link_index[link]).reshape(shape + (4, 4))
+    return link_pose_reference(model, q, link).reshape(shape + (4, 4))
+
+
+def link_pose_reference(model, q, link):
+    """Return ``root_T_link`` ``(B, 4, 4)`` of checked ``(B, nq)`` positions (NumPy path)."""
     X, _, _ = _root_to_link(model, full_positions(model, q), link)
     E = X[:, :3, :3]  # root -> link axes
     # X = [[E, 0], [-E [r]x, E]]  =>  [r]x = -E^T X[3:, :3]
@@ -97,7 +120,7 @@ def link_pose(model, q, link):
     T[:, :3, :3] = np.swapaxes(E, -1, -2)
     T[:, :3, 3] = np.stack((rx[:, 2, 1], rx[:, 0, 2], rx[:, 1, 0]), axis=-1)
     T[:, 3, 3] = 1.0
-    return T.reshape(shape + (4, 4))
+    return T
 
 
 def link_acceleration(model, q, qd, qdd, link):
@@ -132,11 +155,26 @@ def link_acceleration(model, q, qd, qdd, link):
         an array has the wrong size.
 
     """
+    packed = model.runtime.eom_packed
+    if packed is not None:
+        code = packed.link_index.get(link) if isinstance(link, str) else None
+        if code is not None:
+            a = _one_state(_ACCELERATION, None, q, qd, qdd)
+            if a is not None and packed.acceleration1(packed.blob, q, qd, qdd, code, a) == OK:
+                return a
+    model.check_link(link)
     q, qd, qdd, shape = broadcast_states(model, q, qd, qdd)
+    if packed is not None:
+        return _compiled(packed, EOM_ACCELERATION, q, qd, qdd, (1, 6), None,
+                         packed.link_index[link]).reshape(shape + (6,))
+    return link_acceleration_reference(model, q, qd, qdd, link).reshape(shape + (6,))
+
+
+def link_acceleration_reference(model, q, qd, qdd, link):
+    """Return the classical accelerations ``(B, 6)`` of checked ``(B, n)`` states (NumPy)."""
     qf, qdf, qddf = full_coordinates(model, q, qd, qdd)
     X, v, a = _root_to_link(model, qf, link, qdf, qddf)
     linear = a[:, 3:] + np.cross(v[:, :3], v[:, 3:])
     R = np.swapaxes(X[:, :3, :3], -1, -2)  # link -> root axes
-    out = np.concatenate((np.einsum('bij,bj->bi', R, linear),
-                          np.einsum('bij,bj->bi', R, a[:, :3])), axis=-1)
-    return out.reshape(shape + (6,))
+    return np.concatenate((np.einsum('bij,bj->bi', R, linear),
+                           np.einsum('bij,bj->bi', R, a[:, :3])), axis=-1)

@@ -95,7 +95,8 @@ class CompileProgress:
 #: the regressor's state function from the cache instead of compiling it again.
 WORKERS = {
     'rnea': ('regressor', 'rnea'),
-    'eom': ('mass_matrix', 'coriolis_matrix', 'jacobian', 'eom_batch'),
+    'eom': ('mass_matrix', 'coriolis_matrix', 'jacobian', 'link_pose', 'link_acceleration',
+            'eom_batch'),
 }
 
 

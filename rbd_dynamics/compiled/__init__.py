@@ -87,9 +87,11 @@ def __getattr__(name):
 #: What :func:`prepare` and :func:`ready` take: the RNEA's kernels (``rnea``,
 #: ``gravity_torques``, body forces, their batches), and the equations of motion's, one
 #: function each, and their batch kernel.
-KERNELS = ('rnea', 'mass_matrix', 'coriolis_matrix', 'jacobian', 'regressor', 'eom_batch')
+KERNELS = ('rnea', 'mass_matrix', 'coriolis_matrix', 'jacobian', 'regressor', 'link_pose',
+           'link_acceleration', 'eom_batch')
 _EOM_STEP = {'mass_matrix': 'mass1', 'coriolis_matrix': 'coriolis1', 'jacobian': 'jacobian1',
-             'regressor': 'regressor1', 'eom_batch': 'equations of motion batch'}
+             'regressor': 'regressor1', 'link_pose': 'pose1', 'link_acceleration': 'acceleration1',
+             'eom_batch': 'equations of motion batch'}
 
 
 def _available():

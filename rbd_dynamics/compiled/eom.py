@@ -14,11 +14,13 @@ import numpy as np
 from .algebra import (add, cross, dot, dot6, force_cross, inertia_product, matmul, matmul_t,
                       motion_cross, motion_transform, put3, put9, rotate, rotate_t, row3, row9,
                       scale, sub)
+from .frames import acceleration_state, pose_state
 from .jit import eom_layout_of, kernel, layout_of
 from .kinematics import (add_joint_motion, joint_transform, multi_dof_transform, one_dof_transform,
                          parent_motion, positions, rates, store_motion)
 from .layout import (B_AXIS, B_FLOATS, B_Q, B_SA, B_SL, BAD_SIZES, BI_JTYPE, BI_PARENT, BI_Q_START,
-                     BI_V_START, C_S, C_SD, EOM_CORIOLIS, EOM_JACOBIAN, EOM_MASS, H_NB, H_NQ, H_NV,
+                     BI_V_START, C_S, C_SD, EOM_ACCELERATION, EOM_CORIOLIS, EOM_JACOBIAN, EOM_MASS,
+                     EOM_POSE, H_NB, H_NQ, H_NV,
                      IN_H, IN_MASS, IN_ROT, INERTIA_FLOATS, JT_FLOATING, JT_PLANAR, L_BODY, L_E,
                      L_R, OK, ONE_DOF, P_BC, P_E0, P_IC, P_R0, P_V, P_W, W_AL, W_AW, W_V, W_W)
 
@@ -523,6 +525,11 @@ def _eom_batch_state(layout, eom, what, q, qd, qdd, code, out, s):
         _coriolis_state(layout, eom, out[s])
     elif what == EOM_JACOBIAN:
         _jacobian_state(layout, eom, code, out[s])
+    elif what == EOM_POSE:
+        pose_state(layout, eom, code, out[s])
+    elif what == EOM_ACCELERATION:
+        rates(layout, qd[s], qdd[s])
+        acceleration_state(layout, eom, code, out[s, 0])
     else:
         rates(layout, qd[s], qdd[s])
         _regressor_state(layout, eom, out[s])

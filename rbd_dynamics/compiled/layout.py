@@ -27,7 +27,8 @@ the order of :data:`REGIONS`; columns named by the ``MAP_``, ``B_``, ``IN_``, ``
 - column ``(nvf, COLUMN_FLOATS)``: the motion subspace columns in world coordinates and their
   rates of change;
 - links ``(number of links, LINK_FLOATS)``: each link's body and its frame in the packed body
-  coordinates (for ``jacobian1``), in the order of ``model.link_names``;
+  coordinates (on the base: in the root link's; for ``jacobian1``, ``pose1`` and
+  ``acceleration1``), in the order of ``model.link_names``;
 - forces ``(10, 6)``: the regressor's world force of each inertial parameter of one body.
 
 Per-body data sits in 2-D arrays read with constant column indices: numba then has no negative
@@ -110,9 +111,9 @@ COLUMN_FLOATS = 12
 L_BODY, L_E, L_R = 0, 1, 10
 LINK_FLOATS = 13
 # what an equations-of-motion batch computes
-EOM_MASS, EOM_CORIOLIS, EOM_JACOBIAN, EOM_REGRESSOR = range(4)
+EOM_MASS, EOM_CORIOLIS, EOM_JACOBIAN, EOM_REGRESSOR, EOM_POSE, EOM_ACCELERATION = range(6)
 #: The equations of motion's single-state entry points (see warm_up_eom).
-EOM_ENTRIES = ('mass1', 'coriolis1', 'jacobian1', 'regressor1')
+EOM_ENTRIES = ('mass1', 'coriolis1', 'jacobian1', 'regressor1', 'pose1', 'acceleration1')
 MODE_FULL = 0
 MODE_STATIC = 1
 #: Status of the single-state entry points: done.

@@ -62,7 +62,7 @@ class PackedModel:
                  'blob', 'layout',
                  'source_inertia', 'zero_fext',
                  'rnea1', 'gravity1', 'body_force1', 'mass1', 'coriolis1', 'jacobian1',
-                 'regressor1', 'square_shape', 'jacobian_shape',
+                 'regressor1', 'pose1', 'acceleration1', 'square_shape', 'jacobian_shape',
                  'regressor_shape', 'eom_layout') + Layout._fields + EomLayout._fields
 
     def __init__(self, model, inertia=None):
@@ -114,14 +114,17 @@ class PackedModel:
         for k, link in enumerate(model.link_names):
             b = model.link_body[link]
             links[k, L_BODY] = b
+            X = model.link_X[link]
+            E = X[:3, :3]
+            rx = -E.T @ X[3:, :3]
+            r = np.array((rx[2, 1], rx[0, 2], rx[1, 0]))
             if b >= 0:
                 # link_X_packed = rot(E) xlt(r) rot(Q) = rot(E Q) xlt(Q^T r)
-                X = model.link_X[link]
-                E = X[:3, :3]
-                rx = -E.T @ X[3:, :3]
-                r = np.array((rx[2, 1], rx[0, 2], rx[1, 0]))
                 links[k, L_E:L_E + 9] = (E @ rotation[b]).reshape(9)
                 links[k, L_R:L_R + 3] = rotation[b].T @ r
+            else:  # on the base: link_X_root
+                links[k, L_E:L_E + 9] = E.reshape(9)
+                links[k, L_R:L_R + 3] = r
 
         header = np.zeros(HEADER, dtype=np.int64)
         header[[H_NB, H_NQF, H_NVF, H_NQ, H_NV]] = nb, nqf, nvf, model.nq, model.nv

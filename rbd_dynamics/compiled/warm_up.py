@@ -13,9 +13,11 @@ import threading
 from numba import types
 import numpy as np
 
-from . import eom, rnea
+from . import eom, frames, rnea
 from .eom import coriolis1, eom_parallel_batch, jacobian1, mass1, regressor1
-from .layout import (BI_JTYPE, BI_Q_START, EOM_CORIOLIS, EOM_JACOBIAN, EOM_MASS, EOM_REGRESSOR,
+from .frames import acceleration1, pose1
+from .layout import (BI_JTYPE, BI_Q_START, EOM_ACCELERATION, EOM_CORIOLIS, EOM_JACOBIAN,
+                     EOM_MASS, EOM_POSE, EOM_REGRESSOR,
                      FLOATING_QUATERNION, INERTIA_FLOATS, JT_FLOATING, JT_SPHERICAL, MODE_FULL,
                      MODE_STATIC, OK, QUATERNION_W)
 from .packed import ENTRY
@@ -86,7 +88,8 @@ def warm_up(packed, progress=None):
 
 
 #: The steps of :func:`warm_up_eom`, in order, as its ``progress`` callback names them.
-EOM_STEPS = ('mass1', 'coriolis1', 'jacobian1', 'regressor1', 'equations of motion batch')
+EOM_STEPS = ('mass1', 'coriolis1', 'jacobian1', 'regressor1', 'pose1', 'acceleration1',
+             'equations of motion batch')
 _EOM_LOCK = threading.Lock()
 _EOM_DONE = set()  # the batch steps of warm_up_eom done in this process
 
@@ -120,17 +123,21 @@ def warm_up_eom(packed, progress=None, steps=EOM_STEPS):
         'coriolis1': (coriolis1, (vec, any_vec, any_vec, matrix)),
         'jacobian1': (jacobian1, (vec, any_vec, types.int64, matrix)),
         'regressor1': (regressor1, (vec, any_vec, any_vec, any_vec, matrix)),
+        'pose1': (pose1, (vec, any_vec, types.int64, matrix)),
+        'acceleration1': (acceleration1, (vec, any_vec, any_vec, any_vec, types.int64,
+                                          types.float64[::1])),
     }
     with _EOM_LOCK:
         _compile_entries({name: entry for name, entry in signatures.items() if name in steps},
                          step)
-        _freeze_compiled(eom.STATE_KERNELS)
+        _freeze_compiled(eom.STATE_KERNELS + frames.STATE_KERNELS)
         packed._bind_eom()  # only these: a process may compile them without the RNEA's
         q = _neutral(packed)
         zero = np.zeros(packed.nv)
         nv = packed.nv
         outs = {EOM_MASS: (nv, nv), EOM_CORIOLIS: (nv, nv), EOM_JACOBIAN: (6, nv),
-                EOM_REGRESSOR: (nv, INERTIA_FLOATS * packed.nb)}
+                EOM_REGRESSOR: (nv, INERTIA_FLOATS * packed.nb), EOM_POSE: (4, 4),
+                EOM_ACCELERATION: (1, 6)}
         checks = {
             'mass1': lambda: packed.mass1(packed.blob, q, np.empty(outs[EOM_MASS])),
             'coriolis1': lambda: packed.coriolis1(packed.blob, q, zero,
@@ -139,6 +146,9 @@ def warm_up_eom(packed, progress=None, steps=EOM_STEPS):
                                                   np.empty(outs[EOM_JACOBIAN])),
             'regressor1': lambda: packed.regressor1(packed.blob, q, zero, zero,
                                                     np.empty(outs[EOM_REGRESSOR])),
+            'pose1': lambda: packed.pose1(packed.blob, q, 0, np.empty((4, 4))),
+            'acceleration1': lambda: packed.acceleration1(packed.blob, q, zero, zero, 0,
+                                                          np.empty(6)),
         }
         for name, check in checks.items():
             if name in ENTRY and check() != OK:
@@ -235,7 +245,8 @@ def compiled_here():
     """Return the names of the kernels this process compiled rather than loaded from the cache."""
     missed = []
     for dispatcher in (rnea1, gravity1, body_force1, serial_batch, parallel_batch, mass1,
-                       coriolis1, jacobian1, regressor1, eom_parallel_batch):
+                       coriolis1, jacobian1, regressor1, pose1, acceleration1,
+                       eom_parallel_batch):
         stats = getattr(dispatcher, 'stats', None)
         if stats is not None and sum(getattr(stats, 'cache_misses', {}).values()):
             missed.append(dispatcher.__name__)

@@ -203,3 +203,4 @@ def test_prepare_compiles_a_model_built_without_it():
     assert compiled.prepare(model, 'rnea') and model.packed is not None
     assert compiled.steps('rnea') == ('rnea1', 'gravity1', 'body_force1', 'batch',
                                       'parallel batch')
+    assert compiled.steps(('link_pose', 'link_acceleration')) == ('pose1', 'acceleration1')
