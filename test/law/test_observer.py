@@ -165,7 +165,7 @@ def test_drive_and_sensor_are_part_of_the_model(model):
     viscous = np.linspace(2.0, 0.1, model.nv)
     coulomb = np.linspace(1.0, 0.05, model.nv)
     armature = np.linspace(0.3, 0.01, model.nv)
-    config = Config(contact_observer=True, contact_gain=GAIN, drive_compensate=True,
+    config = Config(contact_observer=True, contact_gain=GAIN,
                     **{'drive.viscous': viscous.tolist(), 'drive.coulomb': coulomb.tolist(),
                        'drive.armature': armature.tolist()})
     setup = Setup(model, config)
@@ -190,6 +190,56 @@ def test_drive_and_sensor_are_part_of_the_model(model):
     _, r_sensor, _ = run(model, controller, Setup(model, Config(contact_observer=True)),
                          link, wrench, start=T0, t_end=T0 + 0.1)
     assert np.abs(r_sensor).max() < 0.01 * np.abs(wrench).max()
+
+
+DRIVE = {'drive.viscous': np.linspace(2.0, 0.1, 8).tolist(),
+         'drive.coulomb': np.linspace(1.0, 0.05, 8).tolist(),
+         'drive.armature': np.linspace(0.3, 0.01, 8).tolist()}
+
+
+@pytest.mark.parametrize('contact_drive, compensate, given, plant', [
+    ('on', False, True, 'drive'),  # motor current; the command does not carry the friction
+    ('off', True, True, 'none'),  # a joint torque sensor; the command carries the friction
+    ('auto', False, True, 'drive'),  # drive.* given: on
+    ('auto', True, False, 'none'),  # only the URDF's <dynamics damping>: off
+    ('on', False, False, 'urdf'),  # on without drive.*: the URDF's damping is the drive
+])
+def test_the_observer_drive_is_its_own_setting(model, contact_drive, compensate, given, plant):
+    """contact.drive says what the efforts contain; drive.compensate only what is commanded."""
+    assert model.damping.any()  # the demo arm's URDF has <dynamics damping>
+    lists = DRIVE if given else {}
+    setup = Setup(model, Config(contact_observer=True, contact_gain=GAIN,
+                                drive_compensate=compensate, contact_drive=contact_drive,
+                                **lists))
+    assert setup.observer_drive == (plant != 'none') and setup.drive_on == compensate
+    coefficients = {'drive': [np.array(DRIVE[k]) for k in sorted(DRIVE)],
+                    'urdf': [np.zeros(8), model.friction, model.damping]}.get(plant)
+
+    def drive(qd, qdd):  # the plant's: armature, coulomb, viscous
+        armature, coulomb, viscous = coefficients
+        return rbd.drive_torques(qd, qdd, viscous, coulomb, armature)
+
+    link = CASES['demo_arm'][0]
+    extra = None if coefficients is None else drive
+    # free motion: the efforts of the plant explain everything
+    _, r, _ = run(model, Controller(), setup, link, np.zeros(6), extra=extra, t_end=0.2)
+    size = np.abs(rbd.rnea(model, *motion(model)(0.1))).max()
+    assert np.abs(r).max() < 1e-3 * size
+    # the feedforward carries the drive exactly when compensating, whatever contact.drive says
+    q, qd, _ = motion(model)(0.1)
+    out = Controller().compute(setup, q, qd, 0)
+    rigid = rbd.rnea(model, q, qd, np.zeros(8))
+    fed = rigid + setup.drive_torques(qd, np.zeros(8)) if compensate else rigid
+    np.testing.assert_allclose(out.feedforward, fed, rtol=1e-12, atol=1e-12)
+    # the other choice on the same efforts leaves (or adds) the friction in the residual
+    other = Setup(model, Config(contact_observer=True, contact_gain=GAIN,
+                                drive_compensate=compensate,
+                                contact_drive='off' if setup.observer_drive else 'on',
+                                **lists))
+    _, wrong, _ = run(model, Controller(), other, link, np.zeros(6), extra=extra, t_end=0.2)
+    friction = (other.drive_torques(qd, None) if other.observer_drive
+                else setup.drive_torques(qd, None))
+    assert np.abs(wrong[-1]).max() > 0.5 * np.abs(friction).max() > 0.01
 
 
 def step(controller, setup, model, t, effort=True, q=None):
@@ -298,6 +348,7 @@ def test_contact_latches_reacts_and_resets(model):
     ({'contact_gain': 0.0}, 'contact.gain'),
     ({'contact_wrench_link': 'nope'}, "contact.wrench_link 'nope' is not a link"),
     ({'contact_reaction': 'stop'}, "unknown value 'stop'"),
+    ({'contact_drive': 'sometimes'}, "contact.drive: unknown value 'sometimes' \\(use auto"),
 ])
 def test_setup_refuses_contact_settings(model, settings, word):
     with pytest.raises(ValueError, match=word):

@@ -140,3 +140,63 @@ def test_residual_stamps_and_contact(node, model):
     r = response((stamp_ns - T0_NS) // DT_NS, 200)
     np.testing.assert_allclose(w, np.linalg.lstsq(jt, r, rcond=None)[0], atol=1e-9 * PUSH)
     assert np.linalg.norm(jt @ w - r) < 0.1 * np.linalg.norm(r)  # mostly explained
+
+
+def test_contact_drive_is_checked_and_switches_the_drive_in_the_observer(urdf, model):
+    """
+    contact.drive: auto is on with drive.viscous given; bad values refused, the old one kept.
+
+    The arm turns at a constant velocity at one pose (the observer needs no consistent
+    trajectory for that: ``M dqd = 0``), and its efforts are those of a plant with viscous
+    friction, as a motor current reports them: with the drive in the observer the residual
+    stays zero; without it, the friction ``viscous qd`` shows as the first-order response.
+    """
+    viscous = np.linspace(2.0, 0.5, model.nv)
+    params = {'robot_description': urdf, 'contact.observer': True, 'contact.gain': GAIN,
+              'drive.viscous': viscous.tolist()}
+    q = np.linspace(0.2, 0.5, model.nq)
+    qd = np.linspace(-0.4, 0.4, model.nv)
+    efforts = rbd.rnea(model, q, qd, np.zeros(model.nv)) + viscous * qd
+    with ready_node(params, '/contact_drive_node', model) as (process, peer):
+        external = []
+        peer.node.create_subscription(JointState, 'rbd_dynamics/external_effort',
+                                      external.append, 100)
+
+        def send(k):
+            """Send the moving state of stamp ``k`` ms; the residual answering it."""
+            stamp_ns = T0_NS + k * DT_NS
+            del external[:]
+            msg = JointState(name=list(model.joint_names), position=q.tolist(),
+                             velocity=qd.tolist(), effort=efforts.tolist())
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, 10 ** 9)
+            peer.pub_joint_states.publish(msg)
+            assert peer.wait_for(lambda: stamped(external, stamp_ns), 10.0), \
+                'no residual for the state of %d ms' % k
+            return np.asarray(stamped(external, stamp_ns)[-1].effort)
+
+        def drive_model():
+            return peer.diagnostic('observer drive model') or ''
+
+        for k in range(10):
+            np.testing.assert_allclose(send(k), 0.0, atol=1e-9)
+        assert peer.wait_for(lambda: drive_model().startswith(
+            'on (contact.drive auto: drive.viscous given): viscous [2,'), 10.0), drive_model()
+        for bad in ('sometimes', 'ON', ''):
+            (result,) = peer.set_parameters(**{'contact.drive': bad})
+            assert not result.successful, bad
+            assert "contact.drive unknown value '%s' (use auto or on or off)" % bad \
+                in result.reason, result.reason
+        # the old value is kept: still no residual
+        for k in range(10, 20):
+            np.testing.assert_allclose(send(k), 0.0, atol=1e-9)
+        (result,) = peer.set_parameters(**{'contact.drive': 'off'})
+        assert result.successful, result.reason
+        # (the change applies from the next step on; the integral goes on)
+        for k in range(20, 40):
+            r = send(k)
+        expect = -viscous * qd * (1.0 - math.exp(-GAIN * 20 * 1e-3))
+        np.testing.assert_allclose(r, expect, rtol=1e-9, atol=1e-9)
+        assert peer.wait_for(lambda: drive_model().startswith(
+            'off (contact.drive off): the efforts are taken as the joint torques after the gear'),
+            10.0), drive_model()
+        assert peer.diagnostic('observer restarts') == '0'
