@@ -450,16 +450,26 @@ class Controller:
             qd = np.where(desired.mask, desired.qd, qd)
         return setup.drive_torques(qd, qdd)
 
-    def wrenches(self, setup, q, qd, qdd, now_ns):
+    def wrenches(self, setup, q, qd, qdd, now_ns, observed=False):
         """
-        External wrenches of the fresh readings, for the feedforward and for gravity.
+        External wrenches of the fresh readings, for the feedforward, gravity and the observer.
+
+        A sensor that compensates the modelled bodies beyond it has their wrench added at the
+        state of each use: the feedforward's at the commanded acceleration ``qdd`` (the
+        torque it commands), gravity's at rest; the observer's at the measured ``q``, ``qd``
+        and zero acceleration, the observer taking their inertia out of its mass matrix
+        (:func:`~.observer.inertia_times`), so that neither the commanded acceleration nor
+        an unmeasured one enters the residual.
 
         Returns
         -------
-        ``(f_ff, f_g)``: ``None`` or ``{link: (6,)}`` each.
+        ``(f_ff, f_g, f_obs, carried)``: ``None`` or ``{link: (6,)}`` each for the first
+        three (``f_obs`` ``None`` unless ``observed``), and the links of the compensating
+        sensors (one per sensor) for the observer.
 
         """
-        f_ff = f_g = None
+        f_ff = f_g = f_obs = None
+        carried = []
         link_body = setup.model.link_body
         for sensor in self.sensors:
             reading = sensor.fresh(now_ns)
@@ -469,17 +479,23 @@ class Controller:
             bias = sensor.bias
             if bias is not None and bias[0] == link:
                 wrench = wrench - bias[1]
-            w_ff = w_g = wrench
+            w_ff = w_g = w_obs = wrench
             if sensor.compensate:
                 # the sensor also carries the modelled bodies beyond it; their wrench at the
                 # state of each torque turns the reading into the contact wrench
                 w_ff = wrench + payload_wrench(setup.model, link, q, qd, qdd)
                 w_g = wrench + payload_wrench(setup.model, link, q)
+                if observed:
+                    w_obs = wrench + payload_wrench(setup.model, link, q, qd)
+                    carried.append(link)
             if f_ff is None:
                 f_ff, f_g = {}, {}
+                f_obs = {} if observed else None
             f_ff[link] = f_ff[link] + w_ff if link in f_ff else w_ff
             f_g[link] = f_g[link] + w_g if link in f_g else w_g
-        return f_ff, f_g
+            if observed:
+                f_obs[link] = f_obs[link] + w_obs if link in f_obs else w_obs
+        return f_ff, f_g, f_obs, tuple(carried)
 
     def compute(self, setup, q, qd, now_ns, effort=None, stamp_ns=None):
         """
@@ -500,7 +516,9 @@ class Controller:
         model = setup.model
         desired = self.fresh_desired(setup, now_ns)
         qdd = self.commanded_acceleration(setup, q, qd, desired)
-        f_ff, f_g = self.wrenches(setup, q, qd, qdd, now_ns) if self.sensors else (None, None)
+        observed = setup.observer_on and effort is not None
+        f_ff, f_g, f_obs, carried = (self.wrenches(setup, q, qd, qdd, now_ns, observed)
+                                     if self.sensors else (None, None, None, ()))
         tau_ff = rnea(model, q, qd, qdd, f_ff)
         if setup.drive_on:
             tau_ff = tau_ff + self.drive(setup, qd, qdd, desired)
@@ -512,8 +530,8 @@ class Controller:
             else:
                 if setup.scaled:
                     effort = effort * setup.effort_scale
-                step = self.observe(setup, q, qd, effort, stamp_ns, f_ff,
-                                    tau_g_model if f_g is None else None)
+                step = self.observe(setup, q, qd, effort, stamp_ns, f_obs,
+                                    tau_g_model if f_g is None else None, carried)
         tau_ff = setup.to_outputs(tau_ff)
         tau_g = setup.to_outputs(tau_g_model)
         if not (np.isfinite(tau_ff).all() and np.isfinite(tau_g).all()):
@@ -524,13 +542,14 @@ class Controller:
         return Output(tau_ff, tau_g, command, saturated,
                       None if step is None else setup.to_outputs(step.residual), step)
 
-    def observe(self, setup, q, qd, effort, stamp_ns, f_ext=None, g=None):
+    def observe(self, setup, q, qd, effort, stamp_ns, f_ext=None, g=None, carried=()):
         """
         Advance the momentum observer (:mod:`.observer`) with one joint state's efforts.
 
         The drive's friction at the measured velocity is taken off the measured effort when
         the efforts include the drive (``contact.drive``; its armature is then part of the
-        observer's mass matrix); the measured wrenches ``f_ext`` are part of the model.
+        observer's mass matrix); the measured wrenches ``f_ext`` are part of the model, and
+        the bodies beyond the ``carried`` links are the sensors' (:meth:`wrenches`).
 
         Returns
         -------
@@ -540,7 +559,7 @@ class Controller:
         tau_m = effort
         if setup.observer_drive:
             tau_m = effort - setup.drive_torques(qd, None)
-        return self.observer.step(setup, q, qd, tau_m, stamp_ns, f_ext, g)
+        return self.observer.step(setup, q, qd, tau_m, stamp_ns, f_ext, g, carried)
 
     def limit(self, setup, command, now_ns):
         """

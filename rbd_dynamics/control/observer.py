@@ -10,6 +10,16 @@ with ``tau_m`` the measured effort minus the drive's friction, and the measured 
 readings, payloads and armature part of the model. ``r`` answers an external torque as a
 first-order lag: ``dr/dt = K (tau_ext - r)``.
 
+A force/torque sensor that compensates the modelled bodies beyond it (a tool in the URDF)
+measures their weight and their inertia at the *actual* acceleration, which the observer never
+measures. So the observer cuts the model at such a sensor: the bodies beyond it are carried by
+the sensor's reading instead of by the model. Their weight and velocity terms go into the
+reading's wrench (``reading + payload_wrench(q, qd)``, at zero acceleration), and their
+inertia leaves the observer's mass matrix (``M`` less ``J^T A``, ``A a`` the wrench that
+accelerates them by ``a``). The commanded acceleration never enters: a tracking error is not an
+external torque. (The feedforward keeps the reading compensated at the commanded acceleration:
+that is the torque it commands.)
+
 Discretisation, over the joint states' stamps ``t_k`` (``dt = t_k - t_(k-1)``). Since
 ``dp/dt - C^T qd = M qdd + C qd`` (``M' = C + C^T``), the quantity inside ``K (...)`` changes over
 one step by ``M_(k-1) (qd_k - qd_(k-1)) - integral(tau_m - n(q, qd) + r) dt`` up to second order
@@ -35,7 +45,7 @@ import threading
 
 import numpy as np
 
-from ..dynamics import gravity_torques, rnea
+from ..dynamics import gravity_torques, payload_wrench, rnea
 from ..eom import jacobian
 
 #: Largest gap between two joint states the integral bridges [s]; a longer one restarts it.
@@ -130,7 +140,7 @@ class Observer:
             window, self._window = self._window, None
             return window
 
-    def step(self, setup, q, qd, tau_m, stamp_ns, f_ext=None, g=None):
+    def step(self, setup, q, qd, tau_m, stamp_ns, f_ext=None, g=None, carried=()):
         """
         Advance the observer to one joint state.
 
@@ -145,9 +155,15 @@ class Observer:
         stamp_ns
             the joint state's stamp [ns].
         f_ext
-            measured wrenches ``{link: (6,)}`` (link frame, applied on the robot) or ``None``.
+            measured wrenches ``{link: (6,)}`` (link frame, applied on the robot) or ``None``;
+            for a sensor that compensates the bodies beyond it, its reading plus
+            ``payload_wrench(model, link, q, qd)`` (at zero acceleration).
         g
             ``gravity_torques(model, q)`` if already computed (no wrenches), else ``None``.
+        carried
+            links of ``f_ext`` whose wrench carries the bodies beyond them (one entry per
+            compensating sensor): the observer takes those bodies' inertia out of its mass
+            matrix, the sensor having measured it.
 
         Returns
         -------
@@ -180,7 +196,7 @@ class Observer:
                 _, _, _, q0, qd0, n0, g0, r0 = state
                 dqd = qd - qd0
                 # M(q0) dqd, with the drive's armature (a constant inertia on the joint)
-                m_dqd = rnea(model, q0, zero, dqd) - g0 + setup.armature_observed * dqd
+                m_dqd = inertia_times(setup, q0, g0, dqd, carried)
                 u = m_dqd / dt + 0.5 * (n0 + n) - tau_m
                 a = math.exp(-setup.contact_gain * dt)
                 r = a * r0 + (1.0 - a) * u
@@ -203,6 +219,42 @@ class Observer:
                         self.contact_joints = joints
                         changed = True
             return Step(r, bool(reason), reason, self.contact, changed, joints)
+
+
+def inertia_times(setup, q, g, v, carried=()):
+    """
+    Return ``M(q) v`` of the observer's model: with the armature, without carried bodies.
+
+    Parameters
+    ----------
+    setup
+        the :class:`~rbd_dynamics.control.law.Setup`.
+    q
+        ``(nv,)`` positions, model order.
+    g
+        ``(nv,)`` ``gravity_torques(model, q)``.
+    v
+        ``(nv,)`` the vector [rad/s or m/s]: a change of velocity.
+    carried
+        links whose bodies beyond them a sensor carries (:meth:`Observer.step`).
+
+    Returns
+    -------
+    ``(nv,)`` ``M v + armature v - J^T A v`` [N m s or N s], ``A v`` the wrench on the
+    bodies beyond each carried link that changes their velocity by ``v``.
+
+    """
+    model = setup.model
+    f_ext = None
+    for link in carried:
+        # (payload_wrench is affine in the acceleration: at zero velocity, what is beyond
+        # gravity is the inertia's part)
+        accelerating = payload_wrench(model, link, q, None, v) - payload_wrench(model, link, q)
+        if f_ext is None:
+            f_ext = {}
+        f_ext[link] = f_ext[link] + accelerating if link in f_ext else accelerating
+    # rnea(q, 0, v, f) - g = M v - J^T f: the sensor holds (and measures) what accelerates them
+    return rnea(model, q, setup.zero, v, f_ext) - g + setup.armature_observed * v
 
 
 def wrench_at(model, q, link, residual):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import rbd_dynamics as rbd
+from rbd_dynamics.control.desired import Desired
 from rbd_dynamics.control.law import Config, Controller, Setup
 from rbd_dynamics.control.observer import MAX_GAP, wrench_at
 from rbd_dynamics.control.sensors import Sensor
@@ -240,6 +241,64 @@ def test_the_observer_drive_is_its_own_setting(model, contact_drive, compensate,
     friction = (other.drive_torques(qd, None) if other.observer_drive
                 else setup.drive_torques(qd, None))
     assert np.abs(wrong[-1]).max() > 0.5 * np.abs(friction).max() > 0.01
+
+
+def test_a_compensated_sensor_under_a_tracking_error_leaves_no_residual(model):
+    """
+    A wrist sensor compensating the gripper: the residual does not follow the tracking error.
+
+    The arm moves, the command asks for other accelerations (a tracking error), a constant
+    contact wrench acts beyond the sensor and the sensor reads it with the gripper's weight and
+    inertia at the actual acceleration. The feedforward uses the commanded acceleration; the
+    residual must stay zero whatever the command: the sensor measured everything beyond it.
+    """
+    frame = 'ft_frame'
+    contact = np.array([3.0, -2.0, 5.0, 0.2, -0.1, 0.3])  # at the sensor frame, on the robot
+    at = motion(model)
+    times = np.arange(0.0, 0.3 + DT / 2, DT)
+    tracking = np.linspace(1.0, -1.0, model.nv)  # the direction of the tracking error
+
+    def plant_effort(t_prev, t):
+        """Return the step's mean joint torque (Simpson), the contact acting beyond the sensor."""
+        total = np.zeros(model.nv)
+        for weight, s in ((1.0, t_prev), (4.0, 0.5 * (t_prev + t)), (1.0, t)):
+            total += weight * rbd.rnea(model, *at(s), {frame: contact})
+        return total / 6.0
+
+    largest, carried_by_commanded = {}, {}
+    for error in (0.0, 5.0, 20.0):  # rad/s^2 between commanded and actual acceleration
+        sensor = Sensor('ft', timeout=0.0, compensate=True)
+        controller = Controller([sensor])
+        setup = Setup(model, Config(contact_observer=True, contact_gain=GAIN,
+                                    desired_timeout=0.0))
+        residuals, extra = [], []
+        for k, t in enumerate(times):
+            q, qd, qdd = at(t)
+            qdd_cmd = qdd + error * tracking
+            now = int(round(t * NS))
+            # what the sensor reads: the contact less what carries the gripper, actually
+            sensor.reading = (now, frame, contact - rbd.payload_wrench(model, frame, q, qd, qdd))
+            controller.set_desired(model, Desired(qdd_cmd, None, None, np.ones(8, bool)), now)
+            out = controller.compute(setup, q, qd, now, plant_effort(t - DT, t), now)
+            residuals.append(out.external)
+            # the feedforward: the contact from the reading at the commanded acceleration
+            f_ff = sensor.reading[2] + rbd.payload_wrench(model, frame, q, qd, qdd_cmd)
+            np.testing.assert_allclose(out.feedforward,
+                                       rbd.rnea(model, q, qd, qdd_cmd, {frame: f_ff}),
+                                       rtol=1e-12, atol=1e-9)
+            # what a residual would carry with the reading compensated at the command
+            jt = rbd.jacobian(model, q, frame, frame='local').T
+            extra.append(jt @ (rbd.payload_wrench(model, frame, q, qd, qdd_cmd)
+                               - rbd.payload_wrench(model, frame, q, qd, qdd)))
+        largest[error] = np.abs(residuals).max()
+        carried_by_commanded[error] = np.abs(extra).max()
+    print('largest |r| per tracking error [rad/s^2]:', largest,
+          'the gripper at the commanded minus the actual acceleration:', carried_by_commanded)
+    assert carried_by_commanded[20.0] > 1.0  # what the old compensation put into r [N m]
+    size = np.abs(rbd.rnea(model, *at(0.1), {frame: contact})).max()
+    for error in largest:
+        assert largest[error] < 1e-3 * size
+        assert abs(largest[error] - largest[0.0]) < 1e-6 * size
 
 
 def step(controller, setup, model, t, effort=True, q=None):
