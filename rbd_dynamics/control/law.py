@@ -546,20 +546,18 @@ class Controller:
         """
         Advance the momentum observer (:mod:`.observer`) with one joint state's efforts.
 
-        The drive's friction at the measured velocity is taken off the measured effort when
-        the efforts include the drive (``contact.drive``; its armature is then part of the
-        observer's mass matrix); the measured wrenches ``f_ext`` are part of the model, and
-        the bodies beyond the ``carried`` links are the sensors' (:meth:`wrenches`).
+        ``effort``: the measured joint torques (``(nv,)``, model order). The drive's friction
+        at the measured velocity is taken off them when they include the drive
+        (``contact.drive``; its armature is then part of the observer's mass matrix); the
+        measured wrenches ``f_ext`` are part of the model, and the bodies beyond the
+        ``carried`` links are the sensors' (:meth:`wrenches`).
 
         Returns
         -------
         the :class:`~.observer.Step`.
 
         """
-        tau_m = effort
-        if setup.observer_drive:
-            tau_m = effort - setup.drive_torques(qd, None)
-        return self.observer.step(setup, q, qd, tau_m, stamp_ns, f_ext, g, carried)
+        return self.observer.step(setup, q, qd, effort, stamp_ns, f_ext, g, carried)
 
     def limit(self, setup, command, now_ns):
         """

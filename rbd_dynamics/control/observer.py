@@ -20,24 +20,32 @@ accelerates them by ``a``). The commanded acceleration never enters: a tracking 
 external torque. (The feedforward keeps the reading compensated at the commanded acceleration:
 that is the torque it commands.)
 
-Discretisation, over the joint states' stamps ``t_k`` (``dt = t_k - t_(k-1)``). Since
-``dp/dt - C^T qd = M qdd + C qd`` (``M' = C + C^T``), the quantity inside ``K (...)`` changes over
-one step by ``M_(k-1) (qd_k - qd_(k-1)) - integral(tau_m - n(q, qd) + r) dt`` up to second order
-in ``dt``, with ``n = C qd + g - J^T f`` (the RNEA at zero acceleration with the measured
-wrenches ``f``). So with ``u_k = M_(k-1) (qd_k - qd_(k-1)) / dt + (n_(k-1) + n_k) / 2 - tau_m,k``::
+Discretisation, over the joint states' stamps ``t_k`` (``dt = t_k - t_(k-1)``). A joint state is
+a measurement at its stamp: its position, velocity *and effort* are samples of the robot's
+state at ``t_k``. Since ``dp/dt - C^T qd = M qdd + C qd`` (``M' = C + C^T``), the quantity inside
+``K (...)`` changes over one step by ``integral(M qdd + n(q, qd) - tau_m - r) dt``, with
+``n = C qd + g - J^T f`` (the RNEA at zero acceleration with the measured wrenches ``f``). Each
+term is taken to second order in ``dt`` from the samples at both ends of the step, the
+trapezoidal rule::
 
+    u_k = (M_(k-1) + M_k) (qd_k - qd_(k-1)) / (2 dt) + (n_(k-1) + n_k) / 2
+          - (tau_m,(k-1) + tau_m,k) / 2
     r_k = a r_(k-1) + (1 - a) u_k,     a = exp(-K dt)
 
-which is the exact solution of the observer's equation for a ``u`` constant over the step, so the
-response to a step of external torque is ``1 - exp(-K (t - t0))`` at every sample whatever ``dt``.
-The effort of a joint state counts as the torque held since the previous state (what a drive
-applies between two commands). ``M v`` is ``rnea(q, 0, v) - g(q)``, so a step costs three RNEA
-passes of the compiled path and never forms ``M`` or ``C``.
+``u_k`` is the mean external torque over the step, and ``r_k`` the exact solution of the
+observer's equation for that mean held over the step. Without an external torque the residual
+stays zero to second order in ``dt`` on any motion (first-order rules, ``M_(k-1)`` alone or
+the effort taken as held since the previous state, leave a residual that grows with ``dt``
+and the rate of change of the torques: docs/contact.md). A step of external torque between
+two samples is seen as a ramp between them: ``r`` follows ``1 - exp(-K (t - t0))`` with ``t0``
+half a step before the first sample that carries it.
+``M v`` is ``rnea(q, 0, v) - g(q)``, so a step costs four RNEA passes of the compiled path and
+never forms ``M`` or ``C``.
 
 The observer restarts from a state (``r = 0``) when the stamp does not advance, when more than
 :data:`MAX_GAP` seconds passed since the previous state, when it resumes after states without
 efforts, on a new model or joint order, and on :meth:`Observer.reset`; other changes of the
-configuration (gain, thresholds, drive) apply from the next step on.
+configuration (gain, thresholds, drive) apply from the next step on, to both of its ends.
 """
 
 import math
@@ -111,7 +119,7 @@ class Observer:
         self.contact_joints = ()
         self.restarts = 0
         self.running = False
-        self._state = None  # (model, rows, stamp_ns, q, qd, n, g, r)
+        self._state = None  # (model, rows, stamp_ns, q, qd, n, g, r, effort, tau_m, setup)
         self._window = None  # (nv,) largest |r| since take_window
 
     def reset(self):
@@ -140,18 +148,21 @@ class Observer:
             window, self._window = self._window, None
             return window
 
-    def step(self, setup, q, qd, tau_m, stamp_ns, f_ext=None, g=None, carried=()):
+    def step(self, setup, q, qd, effort, stamp_ns, f_ext=None, g=None, carried=()):
         """
         Advance the observer to one joint state.
 
         Parameters
         ----------
         setup
-            the :class:`~rbd_dynamics.control.law.Setup` (model, gain, thresholds, armature).
+            the :class:`~rbd_dynamics.control.law.Setup` (model, gain, thresholds, the drive
+            in the efforts).
         q, qd
             ``(nv,)`` measured state, model order.
-        tau_m
-            ``(nv,)`` measured effort minus the drive's friction, model order, finite.
+        effort
+            ``(nv,)`` measured joint torques at the stamp [N m or N], model order, finite
+            (``drive.effort_scale`` applied). With ``setup.observer_drive`` the drive's
+            friction at ``qd`` is taken off.
         stamp_ns
             the joint state's stamp [ns].
         f_ext
@@ -175,6 +186,8 @@ class Observer:
         n = rnea(model, q, qd, zero, f_ext)
         if g is None:
             g = gravity_torques(model, q)
+        effort = np.array(effort, dtype=float)  # kept: the caller may reuse its array
+        tau_m = measured_torque(setup, qd, effort)
         with self._lock:
             self.running = True
             state = self._state
@@ -193,18 +206,22 @@ class Observer:
                     self.restarts += 1
                 r = np.zeros(model.nv)
             else:
-                _, _, _, q0, qd0, n0, g0, r0 = state
+                _, _, _, q0, qd0, n0, g0, r0, effort0, tau_m0, setup0 = state
+                if setup0 is not setup:  # reconfigured: the previous sample as now configured
+                    tau_m0 = measured_torque(setup, qd0, effort0)
                 dqd = qd - qd0
-                # M(q0) dqd, with the drive's armature (a constant inertia on the joint)
-                m_dqd = inertia_times(setup, q0, g0, dqd, carried)
-                u = m_dqd / dt + 0.5 * (n0 + n) - tau_m
+                # the trapezoidal rule on M(q) qdd, with the drive's armature
+                m_dqd = 0.5 * (inertia_times(setup, q0, g0, dqd, carried)
+                               + inertia_times(setup, q, g, dqd, carried))
+                u = m_dqd / dt + 0.5 * (n0 + n) - 0.5 * (tau_m0 + tau_m)
                 a = math.exp(-setup.contact_gain * dt)
                 r = a * r0 + (1.0 - a) * u
             if not np.isfinite(r).all():
                 # a non-finite model output must not stay in the integral
                 r = np.zeros(model.nv)
                 reason = reason or 'non-finite residual'
-            self._state = (model, setup.rows, stamp_ns, q.copy(), qd.copy(), n, g, r)
+            self._state = (model, setup.rows, stamp_ns, q.copy(), qd.copy(), n, g, r,
+                           effort, tau_m, setup)
             magnitude = np.abs(r)
             self._window = magnitude if self._window is None or len(self._window) != len(r) \
                 else np.maximum(self._window, magnitude)
@@ -219,6 +236,30 @@ class Observer:
                         self.contact_joints = joints
                         changed = True
             return Step(r, bool(reason), reason, self.contact, changed, joints)
+
+
+def measured_torque(setup, qd, effort):
+    """
+    Return ``tau_m``: the measured joint torques, less the drive's friction where they hold it.
+
+    Parameters
+    ----------
+    setup
+        the :class:`~rbd_dynamics.control.law.Setup`: ``observer_drive`` says whether the
+        efforts include the drive (``contact.drive``).
+    qd
+        ``(nv,)`` measured velocities, model order.
+    effort
+        ``(nv,)`` measured joint torques [N m or N], model order.
+
+    Returns
+    -------
+    ``(nv,)`` [N m or N].
+
+    """
+    if setup.observer_drive:
+        return effort - setup.drive_torques(qd, None)
+    return effort
 
 
 def inertia_times(setup, q, g, v, carried=()):

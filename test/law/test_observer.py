@@ -38,22 +38,19 @@ def motion(model, amplitude=0.1, frequency=0.5):
     return at
 
 
-def synthesised_efforts(model, at, t_prev, t, link, wrench, on, extra=None):
+def synthesised_efforts(model, at, t, link, wrench, on, extra=None):
     """
-    Return the mean over ``(t_prev, t]`` of ``rnea - J^T w`` (Simpson), what a drive holds.
+    Return ``rnea - J^T w`` at ``t``: the joint torques a driver measures at that stamp.
 
     ``extra(qd, qdd)``: torques the drive adds (its friction and armature).
     """
-    total = np.zeros(model.nv)
-    for weight, s in ((1.0, t_prev), (4.0, 0.5 * (t_prev + t)), (1.0, t)):
-        q, qd, qdd = at(s)
-        tau = rbd.rnea(model, q, qd, qdd)
-        if on:
-            tau = tau - rbd.jacobian(model, q, link, frame='local').T @ wrench
-        if extra is not None:
-            tau = tau + extra(qd, qdd)
-        total += weight * tau
-    return total / 6.0
+    q, qd, qdd = at(t)
+    tau = rbd.rnea(model, q, qd, qdd)
+    if on:
+        tau = tau - rbd.jacobian(model, q, link, frame='local').T @ wrench
+    if extra is not None:
+        tau = tau + extra(qd, qdd)
+    return tau
 
 
 def run(model, controller, setup, link, wrench, extra=None, t_end=T_END, start=0.0,
@@ -62,11 +59,9 @@ def run(model, controller, setup, link, wrench, extra=None, t_end=T_END, start=0
     at = motion(model, amplitude)
     times = np.arange(start, t_end + DT / 2, DT)
     residuals, positions = [], []
-    for k, t in enumerate(times):
+    for t in times:
         q, qd, _ = at(t)
-        t_prev = times[k - 1] if k else t - DT
-        effort = synthesised_efforts(model, at, t_prev, t, link, wrench, t_prev >= T0 - 1e-12,
-                                     extra)
+        effort = synthesised_efforts(model, at, t, link, wrench, t >= T0 - 1e-12, extra)
         out = controller.compute(setup, q, qd, int(round(t * NS)), effort, int(round(t * NS)))
         residuals.append(out.external)
         positions.append(q)
@@ -78,15 +73,20 @@ def expected_residual(model, times, positions, link, wrench):
     Return ``(1 - exp(-K (t - t0))) J^T w`` and the first-order lag of ``J^T w``.
 
     The first is the response to a constant ``J^T w``; the second follows the arm's motion.
+    Both as the samples show them: ``J^T w`` linear between samples, so the push that the
+    sample at ``T0`` is the first to carry starts half a step before it, and the lag of each
+    step is that of the step's mean.
     """
     step, lag = [], []
     state = np.zeros(model.nv)
+    previous = np.zeros(model.nv)
     a = math.exp(-GAIN * DT)
     for t, q in zip(times, positions):
-        tau = rbd.jacobian(model, q, link, frame='local').T @ wrench
-        on = t > T0 + 1e-12
-        step.append(tau * (1.0 - math.exp(-GAIN * (t - T0))) if on else 0.0 * tau)
-        state = a * state + (1 - a) * tau if on else state
+        on = t > T0 - 1e-12
+        tau = rbd.jacobian(model, q, link, frame='local').T @ wrench if on else np.zeros(model.nv)
+        step.append(tau * (1.0 - math.exp(-GAIN * (t - T0 + DT / 2))) if on else tau)
+        state = a * state + (1 - a) * 0.5 * (previous + tau)
+        previous = tau
         lag.append(state.copy())
     return np.array(step), np.array(lag)
 
@@ -106,14 +106,16 @@ def test_residual_is_a_first_order_response_to_an_external_wrench(name, two_link
     times, r, q = run(robot, Controller(), setup, link, wrench, amplitude=0.05)
     expected, lag = expected_residual(robot, times, q, link, wrench)
     size = np.abs(lag).max()
-    before = times <= T0
+    before = times < T0 - 1e-12  # (the sample at T0 is the first to carry the push)
     print(name, 'largest |r| before t0: %.3g %% of |J^T w|, error after: %.3g %% '
           '(%.3g %% from the lag of J^T w)'
           % (100 * np.abs(r[before]).max() / size, 100 * np.abs(r - expected).max() / size,
              100 * np.abs(r - lag).max() / size))
-    assert np.abs(r[before]).max() < 0.01 * size
+    # free motion leaves no residual, and the residual is the lag of the samples of J^T w
+    # (the trapezoidal rule is exact to second order in dt)
+    assert np.abs(r[before]).max() < 1e-5 * size
     assert np.abs(r - expected).max() < 0.02 * size
-    assert np.abs(r - lag).max() < 0.002 * size
+    assert np.abs(r - lag).max() < 1e-5 * size
     assert np.abs(r[-1]).max() > 0.95 * size  # it did respond
     w, rank = wrench_at(robot, q[-1], link, r[-1])
     if name == 'demo_arm':
@@ -133,7 +135,7 @@ def test_observer_matches_the_momentum_formula(model):
     setup = Setup(model, Config(contact_observer=True, contact_gain=GAIN))
     times, r, _ = run(model, Controller(), setup, link, wrench, t_end=0.45)
     # the textbook form with the mass and Coriolis matrices on the same samples: trapezoidal
-    # C^T qd - g, the efforts held over each step, explicit Euler for r
+    # efforts and C^T qd - g, explicit Euler for r
     at = motion(model)
 
     def known(t):
@@ -144,11 +146,12 @@ def test_observer_matches_the_momentum_formula(model):
     last, p0 = known(times[0])
     integral = np.zeros(model.nv)
     ref = [np.zeros(model.nv)]
+    effort = synthesised_efforts(model, at, times[0], link, wrench, False)
     for k in range(1, len(times)):
         term, p = known(times[k])
-        effort = synthesised_efforts(model, at, times[k - 1], times[k], link, wrench,
-                                     times[k - 1] >= T0 - 1e-12)
-        integral += (effort + 0.5 * (term + last) + ref[-1]) * DT
+        previous, effort = effort, synthesised_efforts(model, at, times[k], link, wrench,
+                                                       times[k] >= T0 - 1e-12)
+        integral += (0.5 * (effort + previous) + 0.5 * (term + last) + ref[-1]) * DT
         last = term
         ref.append(GAIN * (p - integral - p0))
     ref = np.array(ref)
@@ -258,13 +261,6 @@ def test_a_compensated_sensor_under_a_tracking_error_leaves_no_residual(model):
     times = np.arange(0.0, 0.3 + DT / 2, DT)
     tracking = np.linspace(1.0, -1.0, model.nv)  # the direction of the tracking error
 
-    def plant_effort(t_prev, t):
-        """Return the step's mean joint torque (Simpson), the contact acting beyond the sensor."""
-        total = np.zeros(model.nv)
-        for weight, s in ((1.0, t_prev), (4.0, 0.5 * (t_prev + t)), (1.0, t)):
-            total += weight * rbd.rnea(model, *at(s), {frame: contact})
-        return total / 6.0
-
     largest, carried_by_commanded = {}, {}
     for error in (0.0, 5.0, 20.0):  # rad/s^2 between commanded and actual acceleration
         sensor = Sensor('ft', timeout=0.0, compensate=True)
@@ -279,7 +275,8 @@ def test_a_compensated_sensor_under_a_tracking_error_leaves_no_residual(model):
             # what the sensor reads: the contact less what carries the gripper, actually
             sensor.reading = (now, frame, contact - rbd.payload_wrench(model, frame, q, qd, qdd))
             controller.set_desired(model, Desired(qdd_cmd, None, None, np.ones(8, bool)), now)
-            out = controller.compute(setup, q, qd, now, plant_effort(t - DT, t), now)
+            effort = rbd.rnea(model, q, qd, qdd, {frame: contact})  # the contact beyond
+            out = controller.compute(setup, q, qd, now, effort, now)
             residuals.append(out.external)
             # the feedforward: the contact from the reading at the commanded acceleration
             f_ff = sensor.reading[2] + rbd.payload_wrench(model, frame, q, qd, qdd_cmd)
@@ -388,8 +385,11 @@ def test_contact_latches_reacts_and_resets(model):
     flagged = changed.index(True)
     assert out.step.contact and [joints[i] for i in controller.observer.contact_joints] == \
         ['joint4']
-    # 3 N m through a first-order lag crosses 1 N m after ln(1.5) / K
-    assert flagged + 1 == math.ceil(math.log(1.5) / (GAIN * DT))
+    # 3 N m through a first-order lag, from half a step before the first pushed sample (a
+    # ramp between the samples), crosses 1 N m after about ln(1.5) / K
+    a = math.exp(-GAIN * DT)
+    crossing = next(k for k in range(1, 40) if 3.0 * (1.0 - a ** (k - 1) * (1.0 + a) / 2) > 1.0)
+    assert flagged + 1 == crossing == math.ceil(math.log(1.5) / (GAIN * DT))
     for _ in range(5):  # latched while the push is gone
         out = state()
     assert out.step.contact

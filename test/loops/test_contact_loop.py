@@ -35,8 +35,8 @@ SWINGS = {'center': Q0.tolist(), 'amplitude': AMPLITUDE, 'frequency': 0.5}
 # The observer's gain and thresholds [N m, N for the finger], chosen as docs/contact.md says:
 # the stick-slip of the simulated Coulomb friction at each reversal of the swings is an impulse
 # the model does not explain, and the residual's peak from it grows with the gain; at 10 1/s
-# the largest residual in free motion is below half of these, and these are below 10 % of each
-# joint's peak torque. A push is detected about as fast at any gain: the residual crosses a
+# the largest residual in free motion is below two thirds of these, and these are below 10 % of
+# each joint's peak torque. A push is detected about as fast at any gain: the residual crosses a
 # threshold after threshold / (gain * external torque).
 GAIN = 10.0
 THRESHOLD = [0.6, 2.0, 0.2, 1.0, 0.055, 0.06, 0.0065, 0.0003]

@@ -70,16 +70,23 @@ def test_residual_stamps_and_contact(node, model):
         found = answered(external)
         return np.asarray(found[-1].effort) if found else None
 
+    a = math.exp(-GAIN * 1e-3)
+
     def response(k, start):
-        return push * (1.0 - math.exp(-GAIN * (k - start) * 1e-3))
+        """Return ``r`` at ``k`` ms, the push in every sample from ``start`` ms (a restart)."""
+        return push * (1.0 - a ** (k - start))
+
+    def ramped(k, start):
+        """Return ``r`` when the sample before ``start`` had no push: a ramp between them."""
+        return push * (1.0 - a ** (k - start) * (1.0 + a) / 2.0)
 
     for k in range(5):
         r = send(k, gravity)
         np.testing.assert_allclose(r, 0.0, atol=1e-9)
     for k in range(5, 40):
         r = send(k, pushed)
-        np.testing.assert_allclose(r, response(k, 4), rtol=1e-9, atol=1e-9)
-    crossed = 4 + math.ceil(-math.log(1.0 - THRESHOLD / PUSH) / (GAIN * 1e-3))
+        np.testing.assert_allclose(r, ramped(k, 5), rtol=1e-9, atol=1e-9)
+    crossed = 5 + math.ceil(-math.log(1.0 - THRESHOLD / PUSH) / (GAIN * 1e-3))
     assert crossed < 40
     assert peer.wait_for(lambda: contact[-1].data, 10.0)
     assert peer.wait_for(lambda: peer.diagnostic('contact') == 'joint2', 10.0)
@@ -92,13 +99,13 @@ def test_residual_stamps_and_contact(node, model):
     assert peer.wait_for(lambda: int(peer.diagnostic('rejected_joint_states')) > rejected,
                          10.0)
     r = send(41, pushed)
-    np.testing.assert_allclose(r, response(41, 4), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(r, ramped(41, 5), rtol=1e-9, atol=1e-9)
     # no efforts: torques answered, the observer paused; it goes on when they are back
     assert send(42, None) is None and peer.feedforward
     assert peer.wait_for(lambda: peer.diagnostic('observer') ==
                          'paused (joint states without efforts)', 10.0)
-    np.testing.assert_allclose(send(43, pushed), response(43, 4), rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(send(44, pushed), response(44, 4), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(send(43, pushed), ramped(43, 5), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(send(44, pushed), ramped(44, 5), rtol=1e-9, atol=1e-9)
     assert peer.wait_for(lambda: peer.diagnostic('observer') == 'running', 10.0)
     assert peer.diagnostic('observer restarts') == '0'
     # a stamp that goes back, and a gap: restarts, counted
