@@ -50,6 +50,7 @@ configuration (gain, thresholds, drive) apply from the next step on, to both of 
 
 import math
 import threading
+import weakref
 
 import numpy as np
 
@@ -59,7 +60,8 @@ from ..eom import jacobian
 #: Largest gap between two joint states the integral bridges [s]; a longer one restarts it.
 MAX_GAP = 0.1
 REACTIONS = ('none', 'gravity_compensation')
-#: Singular values of ``J^T`` below this share of the largest count as zero in the wrench fit.
+#: Singular values of the scaled ``J^T`` below this share of the largest count as zero in the
+#: wrench fit (:func:`wrench_at`).
 RANK_TOLERANCE = 1e-6
 
 
@@ -298,14 +300,69 @@ def inertia_times(setup, q, g, v, carried=()):
     return rnea(model, q, setup.zero, v, f_ext) - g + setup.armature_observed * v
 
 
+def chain_length(model, link):
+    """
+    Return the length of the kinematic chain from the root to ``link`` [m, or the model's unit].
+
+    The sum of the distances between consecutive joint frames on the path from the root link
+    to ``link`` (the origin offsets of its joints, fixed joints merged), as a URDF's
+    ``<origin xyz>`` give them: how far the link reaches when the arm is stretched out. It does
+    not depend on the pose, and it scales with the description's unit of length.
+
+    Parameters
+    ----------
+    model
+        the model.
+    link
+        a link of the model.
+
+    Returns
+    -------
+    the length, ``>= 0`` (0 only for a link at the root, all offsets zero).
+
+    """
+    def offset(X):
+        # X = [[E, 0], [-E [r]x, E]] (Eq. 2.28): [r]x = -E^T X[3:, :3]
+        r_x = -X[:3, :3].T @ X[3:, :3]
+        return math.sqrt(r_x[2, 1] ** 2 + r_x[0, 2] ** 2 + r_x[1, 0] ** 2)
+
+    length = offset(model.link_X[link])
+    body = model.link_body[link]
+    while body >= 0:
+        length += offset(model.Xtree[body])
+        body = model.parent[body]
+    return length
+
+
 def wrench_at(model, q, link, residual):
     """
     Estimate the external wrench at ``link`` that explains ``residual``: ``J^T w = r``.
 
-    Least squares over the joints; when the joints on the link's path cannot see every
-    component of a wrench (fewer than six of them, or a singular pose), the components they
-    cannot see are set to zero (the minimum-norm solution) and the rank says how many are
-    seen.
+    ``w = (f, n)`` mixes newtons and newton-metres, and ``J^T`` metres and radians, so a plain
+    least-squares solve would depend on the unit of length: its rank test (singular values
+    against the largest) and its minimum-norm answer (``|f|^2 + |n|^2``, which adds N^2 and
+    N^2 m^2) change when the description is written in millimetres. The problem is solved in
+    units of force instead, with ``L`` = :func:`chain_length` (the link's reach from the root):
+    the unknowns are ``(f, n / L)``, and the equation of every coordinate that turns the link
+    (its angular Jacobian column is not zero: a revolute joint on the path) is divided by
+    ``L`` (a torque over a length is a force); those of coordinates that only translate it
+    (prismatic joints) are forces already. Every length of the description scaled by ``s``
+    scales that matrix by nothing and the answer as the wrench itself, so the rank and the
+    wrench are the same in any unit. For an arm of revolute joints alone the least-squares fit
+    is the plain one over the joint torques; the scaling decides only the rank test and the
+    minimum-norm answer.
+
+    The rank is the numerical rank of the scaled ``J^T``: the singular values above
+    :data:`RANK_TOLERANCE` of the largest, the number of independent wrench components the
+    joints on the path feel (6: a full wrench). With fewer (fewer than six joints on the path,
+    a singular pose), the answer is the minimum-norm least-squares solution: of the wrenches
+    that explain ``r`` best, the one with the smallest ``|f|^2 + |n|^2 / L^2``. It has no part
+    along the wrenches the joints cannot feel (``J^T w = 0``), orthogonality taken in that
+    same metric: the true wrench projected onto the felt ones. That is "the components they
+    cannot see set to zero" only where an unfelt direction is a pure force or a pure torque
+    along the link's axes; in general (a force along a line off the link's origin, which a
+    force and a torque at the origin make together) the answer's force and torque are both
+    different from the true ones, and only ``J^T w`` is right.
 
     Parameters
     ----------
@@ -316,14 +373,34 @@ def wrench_at(model, q, link, residual):
     link
         a link of the model.
     residual
-        ``(nv,)`` external joint torques, model order.
+        ``(nv,)`` external joint torques, model order [N m or N].
 
     Returns
     -------
     ``((6,) wrench, rank)``: force first, in ``link``'s frame about its origin, applied on the
-    robot [N, N m]; the rank of ``J^T`` (6: a full wrench).
+    robot [N, N m]; the numerical rank of the scaled ``J^T`` (6: a full wrench).
 
     """
-    jt = jacobian(model, q, link, frame='local').T
-    w, _, rank, _ = np.linalg.lstsq(jt, residual, rcond=RANK_TOLERANCE)
-    return w, int(rank)
+    jt = jacobian(model, q, link, frame='local').T  # (nv, 6): linear, then angular columns
+    length = _lengths(model).get(link)
+    if length is None:
+        length = _lengths(model)[link] = chain_length(model, link) or 1.0
+        # (0: no lever arm anywhere, the force and torque columns never mix; any length will do)
+    turning = jt[:, 3:].any(axis=1)  # rows of coordinates that turn the link
+    row = np.where(turning, 1.0 / length, 1.0)
+    columns = np.array([1.0, 1.0, 1.0, length, length, length])
+    u, sigma, vt = np.linalg.svd(jt * row[:, None] * columns, full_matrices=False)
+    rank = int(np.count_nonzero(sigma > RANK_TOLERANCE * sigma[0])) if sigma[0] > 0.0 else 0
+    x = vt[:rank].T @ ((u[:, :rank].T @ (residual * row)) / sigma[:rank])
+    return x * columns, rank
+
+
+#: model -> {link: chain_length}, kept while the model lives.
+_LENGTHS = weakref.WeakKeyDictionary()
+
+
+def _lengths(model):
+    lengths = _LENGTHS.get(model)
+    if lengths is None:
+        lengths = _LENGTHS[model] = {}
+    return lengths

@@ -9,8 +9,11 @@ import pytest
 import rbd_dynamics as rbd
 from rbd_dynamics.control.desired import Desired
 from rbd_dynamics.control.law import Config, Controller, Setup
-from rbd_dynamics.control.observer import MAX_GAP, wrench_at
+from rbd_dynamics.control.observer import chain_length, MAX_GAP, wrench_at
 from rbd_dynamics.control.sensors import Sensor
+from rbd_dynamics.resources import demo_urdf_path
+from support.robots import robots_directory
+from support.urdf_builders import scaled
 
 NS = 1_000_000_000
 DT = 0.001
@@ -426,3 +429,158 @@ def test_non_finite_model_output_never_stays_in_the_integral(model):
     assert out is None or np.isfinite(out.external).all()
     out = step(controller, setup, model, 2 * DT)
     assert np.isfinite(out.external).all()
+
+
+# A push on the last link of a 7-DoF arm moving through a sum of sines, sampled at 100 Hz (a
+# common rate of drivers' joint states), the efforts exactly the RNEA's with the push: the
+# description in metres, and the same description in millimetres.
+ARMS = {
+    # link, centre of the motion (away from singular poses), moving joints
+    'demo_arm': ('tool_center_point', [0.0, 0.5, 0.0, -1.2, 0.0, 0.8, 0.0, 0.02], 7),
+    'xarm7': ('link7', [0.0, 0.3, 0.0, 0.9, 0.0, 0.7, 0.0], 7),
+}
+PUSH_FORCE = 21.0 * np.array([12.0, -14.0, 9.0]) / np.linalg.norm([12.0, -14.0, 9.0])  # N
+PUSH = np.concatenate((PUSH_FORCE, [0.5, -0.3, 0.2]))  # N, N m: in the link frame
+SAMPLE = 0.01  # s
+PUSH_AT, PUSH_END = 0.5, 2.5  # s
+MM = 1000.0
+
+
+def arm_description(name):
+    """Return the URDF text of ``name``: the bundled demo arm or example-robot-data's xArm7."""
+    if name == 'demo_arm':
+        path = demo_urdf_path()
+    else:
+        root = robots_directory()
+        if root is None:
+            pytest.skip('example_robot_data is not installed')
+        path = os.path.join(root, 'xarm_description', 'urdf', 'xarm7.urdf')
+    with open(path) as stream:
+        return stream.read()
+
+
+def sum_of_sines(center, moving):
+    """Return ``t -> (q, qd, qdd)``: three sines per moving joint, 0.25, 0.6 and 2 Hz."""
+    rng = np.random.default_rng(7)
+    center = np.asarray(center, dtype=float)
+    amplitude = np.zeros((len(center), 3))
+    amplitude[:moving] = rng.uniform(0.5, 1.0, (moving, 3)) * [0.15, 0.08, 0.02]  # rad
+    phase = rng.uniform(0.0, 2.0 * math.pi, amplitude.shape)
+    w = 2.0 * math.pi * np.array([0.25, 0.6, 2.0])
+
+    def at(t):
+        s, c = np.sin(w * t + phase), np.cos(w * t + phase)
+        return (center + (amplitude * s).sum(1), (amplitude * w * c).sum(1),
+                -(amplitude * w * w * s).sum(1))
+    return at
+
+
+def observe_push(model, link, at, unit):
+    """
+    Run the observer over the samples; return times, residuals, wrench estimates and ranks.
+
+    ``unit``: the description's unit of length in metres' terms (1000: millimetres); the
+    motion and the push are the same robot's, turned into that unit.
+    """
+    prismatic = np.array([t == 'prismatic' for t in model.joint_types])
+    coordinate = np.where(prismatic, unit, 1.0)
+    push = PUSH * np.repeat([unit, unit * unit], 3)  # kg mm/s^2, kg mm^2/s^2 in millimetres
+    setup = Setup(model, Config(contact_observer=True, contact_gain=GAIN))
+    controller = Controller()
+    times = np.arange(0.0, PUSH_END + SAMPLE / 2, SAMPLE)
+    residuals, wrenches, ranks, torques = [], [], [], []
+    for t in times:
+        q, qd, qdd = (x * coordinate for x in at(t))
+        pushed = t >= PUSH_AT - 1e-9
+        # the efforts a driver measures: the RNEA with the push, not J^T of the estimator
+        effort = rbd.rnea(model, q, qd, qdd, {link: push} if pushed else None)
+        now = int(round(t * NS))
+        r = controller.compute(setup, q, qd, now, effort, now).external
+        w, rank = wrench_at(model, q, link, r)
+        residuals.append(r)
+        wrenches.append(w / np.repeat([unit, unit * unit], 3))  # back to N, N m
+        ranks.append(rank)
+        torques.append(effort - rbd.rnea(model, q, qd, qdd))
+    return times, np.array(residuals), np.array(wrenches), np.array(ranks), np.array(torques)
+
+
+@pytest.mark.parametrize('name', sorted(ARMS))
+def test_wrench_on_a_moving_arm_in_metres_and_millimetres(name):
+    """
+    The push's force within 2 % once settled, the same in metres and in millimetres.
+
+    The free motion before the push leaves no residual (the trapezoidal rule on samples); the
+    wrench then lags the push's only by the observer's bandwidth on the moving arm.
+    """
+    link, center, moving = ARMS[name]
+    urdf = arm_description(name)
+    at = sum_of_sines(center, moving)
+    results = {}
+    for unit in (1.0, MM):
+        model = rbd.Model.from_urdf(scaled(urdf, unit), gravity=(0.0, 0.0, -9.81 * unit))
+        results[unit] = observe_push(model, link, at, unit)
+    times = results[1.0][0]
+    free = times < PUSH_AT - 1e-9
+    settled = times >= PUSH_AT + 8.0 / GAIN
+    for unit, (_, r, w, rank, tau) in results.items():
+        error = np.linalg.norm(w[settled, :3] - PUSH_FORCE, axis=1) / np.linalg.norm(PUSH_FORCE)
+        size = np.abs(tau[settled]).max()
+        print('%s in %s: largest free |r| %.3g %% of the joint torques of the push, force error '
+              'once settled %.3g %% at worst, %.3g %% mean, rank %s'
+              % (name, 'mm' if unit == MM else 'm', 100 * np.abs(r[free]).max() / size,
+                 100 * error.max(), 100 * error.mean(), sorted(set(rank[settled]))))
+        # (first-order rules on the same samples leave 3 to 5 % of them, and the force 3 to 5 %
+        # off)
+        assert np.abs(r[free]).max() < 5e-3 * size
+        assert error.max() < 0.02
+        assert (rank[settled] == 6).all()
+    # one robot in two units: the same wrench (the force well within 2 %) and the same rank
+    np.testing.assert_array_equal(results[1.0][3], results[MM][3])
+    np.testing.assert_allclose(results[MM][2], results[1.0][2], rtol=0,
+                               atol=1e-6 * np.abs(PUSH).max())
+
+
+@pytest.mark.parametrize('name, link, rank', [('demo_arm', 'link3', 3), ('xarm7', 'link4', 4),
+                                              ('demo_arm', 'flange', 6)])
+def test_wrench_rank_and_minimum_norm_do_not_depend_on_the_unit(name, link, rank):
+    """
+    Fewer than six joints: the minimum-norm wrench, the same in metres and in millimetres.
+
+    The plain least squares of ``J^T w = r`` (metres and radians mixed) gives another wrench in
+    each unit; the scaled one gives one wrench, of the smallest ``|f|^2 + |n|^2 / L^2`` among
+    those that explain ``r``, with nothing along the wrenches the joints cannot feel.
+    """
+    urdf = arm_description(name)
+    q = np.array(ARMS[name][1]) + 0.2
+    q[7:] = ARMS[name][1][7:]  # (the finger where it was)
+    answers = {}
+    for unit in (1.0, MM):
+        model = rbd.Model.from_urdf(scaled(urdf, unit), gravity=(0.0, 0.0, -9.81 * unit))
+        coordinate = np.where([t == 'prismatic' for t in model.joint_types], unit, 1.0)
+        push = PUSH * np.repeat([unit, unit * unit], 3)
+        at_q = q * coordinate
+        r = rbd.gravity_torques(model, at_q) - rbd.gravity_torques(model, at_q, {link: push})
+        w, found = wrench_at(model, at_q, link, r)
+        jt = rbd.jacobian(model, at_q, link, frame='local').T
+        plain = np.linalg.lstsq(jt, r, rcond=None)[0]
+        back = np.repeat([unit, unit * unit], 3)
+        answers[unit] = (w / back, found, plain / back)
+        assert found == rank
+        np.testing.assert_allclose(jt @ w, r, rtol=0, atol=1e-9 * np.abs(r).max())
+        # nothing along the unfelt wrenches, in the metric |f|^2 + |n|^2 / L^2
+        length = chain_length(model, link)
+        assert length > 0.0
+        columns = np.repeat([1.0, length], 3)
+        _, sigma, vt = np.linalg.svd(jt * columns, full_matrices=True)
+        unfelt = vt[rank:]
+        np.testing.assert_allclose(unfelt @ (w / columns), 0.0,
+                                   atol=1e-9 * np.abs(w / columns).max())
+    m, mm = answers[1.0], answers[MM]
+    assert m[1] == mm[1] == rank
+    np.testing.assert_allclose(mm[0], m[0], rtol=0, atol=1e-9 * np.abs(m[0]).max())
+    if rank < 6:
+        # the push is not found (some of it is unfelt), and the plain solve is not one answer
+        assert np.abs(m[0] - PUSH).max() > 0.05 * np.abs(PUSH).max()
+        assert np.abs(mm[2] - m[2]).max() > 0.01 * np.abs(m[2]).max()
+    else:
+        np.testing.assert_allclose(m[0], PUSH, rtol=0, atol=1e-9 * np.abs(PUSH).max())
