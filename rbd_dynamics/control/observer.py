@@ -347,10 +347,10 @@ def wrench_at(model, q, link, residual):
     (its angular Jacobian column is not zero: a revolute joint on the path) is divided by
     ``L`` (a torque over a length is a force); those of coordinates that only translate it
     (prismatic joints) are forces already. Every length of the description scaled by ``s``
-    scales that matrix by nothing and the answer as the wrench itself, so the rank and the
-    wrench are the same in any unit. For an arm of revolute joints alone the least-squares fit
-    is the plain one over the joint torques; the scaling decides only the rank test and the
-    minimum-norm answer.
+    leaves that matrix as it is and scales its right-hand side and answer as forces, so the
+    rank and the wrench are the same in any unit. For an arm of revolute joints alone the
+    least-squares fit is the plain one over the joint torques; the scaling decides only the
+    rank test and the minimum-norm answer.
 
     The rank is the numerical rank of the scaled ``J^T``: the singular values above
     :data:`RANK_TOLERANCE` of the largest, the number of independent wrench components the
@@ -384,8 +384,8 @@ def wrench_at(model, q, link, residual):
     jt = jacobian(model, q, link, frame='local').T  # (nv, 6): linear, then angular columns
     length = _lengths(model).get(link)
     if length is None:
+        # (0: a link at the root with every offset zero, no length in the description)
         length = _lengths(model)[link] = chain_length(model, link) or 1.0
-        # (0: no lever arm anywhere, the force and torque columns never mix; any length will do)
     turning = jt[:, 3:].any(axis=1)  # rows of coordinates that turn the link
     row = np.where(turning, 1.0 / length, 1.0)
     columns = np.array([1.0, 1.0, 1.0, length, length, length])

@@ -221,10 +221,10 @@ def observer_drive_text(setup):
         why = 'contact.drive %s' % mode
     if not setup.observer_drive:
         return 'off (%s): the efforts are taken as the joint torques after the gear' % why
-    rows = setup.rows
-    return ('on (%s): viscous %s, coulomb %s, armature %s taken off the efforts'
-            % (why, vector_text(setup.viscous[rows]), vector_text(setup.coulomb[rows]),
-               vector_text(setup.armature[rows])))
+    viscous, coulomb, armature = (vector_text(a[setup.rows])
+                                  for a in (setup.viscous, setup.coulomb, setup.armature))
+    return ('on (%s): viscous %s, coulomb %s taken off the efforts, armature %s in the mass '
+            'matrix' % (why, viscous, coulomb, armature))
 
 
 def vector_text(values):
