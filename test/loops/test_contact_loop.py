@@ -148,13 +148,16 @@ def test_push_on_the_tool_is_flagged_and_its_wrench_estimated(loop):
     assert error.max() < 0.1 * 20.0
 
     # bad contact parameters: refused with the reason, the old values kept
-    names = ('contact.threshold', 'contact.gain', 'contact.wrench_link', 'contact.reaction')
+    names = ('contact.threshold', 'contact.gain', 'contact.wrench_link', 'contact.reaction',
+             'contact.drive')
     before = get_parameters(run, *names)
     assert list(before[0].double_array_value) == THRESHOLD and before[1].double_value == GAIN
+    assert before[4].string_value == 'auto'  # on: drive.* are given, the motor torques hold them
     for values, word in (({'contact__threshold': [1.0, 2.0]}, 'contact.threshold has 2'),
                          ({'contact__gain': -5.0}, 'contact.gain'),
                          ({'contact__wrench_link': 'no_such_link'}, 'no_such_link'),
-                         ({'contact__reaction': 'stop'}, 'stop')):
+                         ({'contact__reaction': 'stop'}, 'stop'),
+                         ({'contact__drive': 'motor'}, "contact.drive unknown value 'motor'")):
         result = set_parameters(run, **values)
         assert not result.successful and word in result.reason, (values, result.reason)
     assert get_parameters(run, *names) == before
