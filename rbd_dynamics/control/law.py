@@ -4,13 +4,14 @@ The node's torque law, arrays in and arrays out: no ROS here.
 :class:`Controller` turns a measured state into the torques the node publishes::
 
     qdd_cmd     = qdd_d + kp (q_d - q) + kd (qd_d - qd)        (PD terms where references exist)
-    feedforward = rnea(q, qd, qdd_cmd, f_ext) [+ drive_torques(qd, qdd_cmd)]
+    feedforward = rnea(q, qd, qdd_cmd, f_ext) [+ drive_torques(qd, qdd_cmd)]   (drive.compensate)
     gravity     = rnea(q, 0, 0, f_ext)
     command     = feedforward or gravity, optionally clamped to the effort limits and rate
                   limited (gravity from a detected contact on, with contact.reaction
                   gravity_compensation)
     residual    = the momentum observer's estimate of the external joint torques, from the
-                  measured efforts (:mod:`.observer`)
+                  measured efforts (:mod:`.observer`), minus the drive's friction where the
+                  efforts include it (contact.drive)
 
 with ``f_ext`` the fresh force/torque readings, their tare bias removed and, where asked, the
 modelled bodies beyond the sensor added back. Everything that depends on the model and the
@@ -28,6 +29,11 @@ from ..dynamics import gravity_torques, payload_wrench, rnea
 
 COMMAND_OUTPUTS = ('feedforward', 'gravity_compensation')
 DRIVE_VELOCITIES = ('measured', 'desired')
+#: Whether the observer's efforts include the drive (``contact.drive``): ``auto`` is ``on`` when
+#: one of :data:`DRIVE_LISTS` is given.
+CONTACT_DRIVES = ('auto', 'on', 'off')
+#: The drive parameters whose values, given, say that a drive model of this robot exists.
+DRIVE_LISTS = ('drive.viscous', 'drive.coulomb', 'drive.armature')
 #: Per-joint lists of the configuration, in ``joints`` order, and what an empty list means.
 PER_JOINT = {
     'kp': 'zero',
@@ -81,7 +87,8 @@ class Config:
     desired_timeout
         [s]; 0: never expires.
     drive_compensate
-        add the drive torques to the feedforward.
+        add the drive torques to the feedforward (the feedforward only: see
+        ``contact_drive`` for the observer).
     drive_velocity
         one of :data:`DRIVE_VELOCITIES`.
     coulomb_velocity
@@ -97,6 +104,11 @@ class Config:
         the observer's bandwidth ``K`` [1/s], > 0.
     contact_reaction
         one of :data:`~.observer.REACTIONS`.
+    contact_drive
+        one of :data:`CONTACT_DRIVES`: the measured efforts include the drive's friction and
+        armature (``on``: efforts measured before the gear, motor current), or not (``off``:
+        a joint torque sensor after the gear); ``auto``: ``on`` when one of
+        :data:`DRIVE_LISTS` is given.
     contact_wrench_link
         link to estimate the external wrench at; '' for none.
 
@@ -106,7 +118,7 @@ class Config:
                  drive_compensate=False, drive_velocity='measured',
                  coulomb_velocity=COULOMB_VELOCITY, clamp=False, effort_rate=0.0,
                  contact_observer=False, contact_gain=50.0, contact_reaction='none',
-                 contact_wrench_link='', **per_joint):
+                 contact_wrench_link='', contact_drive='auto', **per_joint):
         self.joints = tuple(joints)
         self.per_joint = {name: list(per_joint.get(name, ())) for name in PER_JOINT}
         unknown = set(per_joint) - set(PER_JOINT)
@@ -123,6 +135,7 @@ class Config:
         self.contact_gain = contact_gain
         self.contact_reaction = contact_reaction
         self.contact_wrench_link = contact_wrench_link
+        self.contact_drive = contact_drive
 
     @classmethod
     def from_parameters(cls, params):
@@ -139,7 +152,8 @@ class Config:
                    contact_observer=params.get('contact.observer', False),
                    contact_gain=params.get('contact.gain', 50.0),
                    contact_reaction=params.get('contact.reaction', 'none'),
-                   contact_wrench_link=params.get('contact.wrench_link', ''), **per_joint)
+                   contact_wrench_link=params.get('contact.wrench_link', ''),
+                   contact_drive=params.get('contact.drive', 'auto'), **per_joint)
 
 
 def check_lengths(config, count):
@@ -198,9 +212,17 @@ class Setup:
         its bandwidth [1/s].
     threshold
         ``(len(joints),)`` contact thresholds, or ``None`` (no detection).
+    drive_on
+        add the drive torques to the feedforward and the trajectories' efforts
+        (``drive.compensate``).
+    observer_drive
+        the observer takes the drive's friction off the measured efforts and adds its
+        armature to the mass matrix (``contact.drive``, ``auto`` resolved).
+    drive_given
+        the names of :data:`DRIVE_LISTS` that are given (what ``auto`` looked at).
     armature_observed
-        ``(nv,)`` the armature the observer adds to the mass matrix (the drive's when
-        compensating, else zeros).
+        ``(nv,)`` the armature the observer adds to the mass matrix (the drive's with
+        ``observer_drive``, else zeros).
     react
         switch the command to the gravity compensation while in contact.
     wrench_link
@@ -277,7 +299,16 @@ class Setup:
                                                and (self.threshold >= 0.0).all()):
             raise ValueError('contact.threshold must be finite numbers >= 0, got %r'
                              % (list(threshold),))
-        self.armature_observed = self.armature if self.drive_on else self.zero
+        if config.contact_drive not in CONTACT_DRIVES:
+            raise ValueError('contact.drive: unknown value %r (use %s)'
+                             % (config.contact_drive, ' or '.join(CONTACT_DRIVES)))
+        # The feedforward and the observer ask different questions of the drive model:
+        # drive.compensate is what the command should add; contact.drive is what the measured
+        # effort contains, which depends on where it is measured (before or after the gear).
+        self.drive_given = tuple(name for name in DRIVE_LISTS if len(lists[name]))
+        self.observer_drive = config.contact_drive == 'on' or (
+            config.contact_drive == 'auto' and bool(self.drive_given))
+        self.armature_observed = self.armature if self.observer_drive else self.zero
         if config.contact_reaction not in REACTIONS:
             raise ValueError('contact.reaction: unknown value %r (use %s)'
                              % (config.contact_reaction, ' or '.join(REACTIONS)))
@@ -419,16 +450,26 @@ class Controller:
             qd = np.where(desired.mask, desired.qd, qd)
         return setup.drive_torques(qd, qdd)
 
-    def wrenches(self, setup, q, qd, qdd, now_ns):
+    def wrenches(self, setup, q, qd, qdd, now_ns, observed=False):
         """
-        External wrenches of the fresh readings, for the feedforward and for gravity.
+        External wrenches of the fresh readings, for the feedforward, gravity and the observer.
+
+        A sensor that compensates the modelled bodies beyond it has their wrench added at the
+        state of each use: the feedforward's at the commanded acceleration ``qdd`` (the
+        torque it commands), gravity's at rest; the observer's at the measured ``q``, ``qd``
+        and zero acceleration, the observer taking their inertia out of its mass matrix
+        (:func:`~.observer.inertia_times`), so that neither the commanded acceleration nor
+        an unmeasured one enters the residual.
 
         Returns
         -------
-        ``(f_ff, f_g)``: ``None`` or ``{link: (6,)}`` each.
+        ``(f_ff, f_g, f_obs, carried)``: ``None`` or ``{link: (6,)}`` each for the first
+        three (``f_obs`` ``None`` unless ``observed``), and the links of the compensating
+        sensors (one per sensor) for the observer.
 
         """
-        f_ff = f_g = None
+        f_ff = f_g = f_obs = None
+        carried = []
         link_body = setup.model.link_body
         for sensor in self.sensors:
             reading = sensor.fresh(now_ns)
@@ -438,17 +479,23 @@ class Controller:
             bias = sensor.bias
             if bias is not None and bias[0] == link:
                 wrench = wrench - bias[1]
-            w_ff = w_g = wrench
+            w_ff = w_g = w_obs = wrench
             if sensor.compensate:
                 # the sensor also carries the modelled bodies beyond it; their wrench at the
                 # state of each torque turns the reading into the contact wrench
                 w_ff = wrench + payload_wrench(setup.model, link, q, qd, qdd)
                 w_g = wrench + payload_wrench(setup.model, link, q)
+                if observed:
+                    w_obs = wrench + payload_wrench(setup.model, link, q, qd)
+                    carried.append(link)
             if f_ff is None:
                 f_ff, f_g = {}, {}
+                f_obs = {} if observed else None
             f_ff[link] = f_ff[link] + w_ff if link in f_ff else w_ff
             f_g[link] = f_g[link] + w_g if link in f_g else w_g
-        return f_ff, f_g
+            if observed:
+                f_obs[link] = f_obs[link] + w_obs if link in f_obs else w_obs
+        return f_ff, f_g, f_obs, tuple(carried)
 
     def compute(self, setup, q, qd, now_ns, effort=None, stamp_ns=None):
         """
@@ -469,7 +516,9 @@ class Controller:
         model = setup.model
         desired = self.fresh_desired(setup, now_ns)
         qdd = self.commanded_acceleration(setup, q, qd, desired)
-        f_ff, f_g = self.wrenches(setup, q, qd, qdd, now_ns) if self.sensors else (None, None)
+        observed = setup.observer_on and effort is not None
+        f_ff, f_g, f_obs, carried = (self.wrenches(setup, q, qd, qdd, now_ns, observed)
+                                     if self.sensors else (None, None, None, ()))
         tau_ff = rnea(model, q, qd, qdd, f_ff)
         if setup.drive_on:
             tau_ff = tau_ff + self.drive(setup, qd, qdd, desired)
@@ -481,8 +530,8 @@ class Controller:
             else:
                 if setup.scaled:
                     effort = effort * setup.effort_scale
-                step = self.observe(setup, q, qd, effort, stamp_ns, f_ff,
-                                    tau_g_model if f_g is None else None)
+                step = self.observe(setup, q, qd, effort, stamp_ns, f_obs,
+                                    tau_g_model if f_g is None else None, carried)
         tau_ff = setup.to_outputs(tau_ff)
         tau_g = setup.to_outputs(tau_g_model)
         if not (np.isfinite(tau_ff).all() and np.isfinite(tau_g).all()):
@@ -493,23 +542,22 @@ class Controller:
         return Output(tau_ff, tau_g, command, saturated,
                       None if step is None else setup.to_outputs(step.residual), step)
 
-    def observe(self, setup, q, qd, effort, stamp_ns, f_ext=None, g=None):
+    def observe(self, setup, q, qd, effort, stamp_ns, f_ext=None, g=None, carried=()):
         """
         Advance the momentum observer (:mod:`.observer`) with one joint state's efforts.
 
-        The drive's friction at the measured velocity is taken off the measured effort when
-        the drive is compensated (its armature is part of the observer's mass matrix); the
-        measured wrenches ``f_ext`` are part of the model.
+        ``effort``: the measured joint torques (``(nv,)``, model order). The drive's friction
+        at the measured velocity is taken off them when they include the drive
+        (``contact.drive``; its armature is then part of the observer's mass matrix); the
+        measured wrenches ``f_ext`` are part of the model, and the bodies beyond the
+        ``carried`` links are the sensors' (:meth:`wrenches`).
 
         Returns
         -------
         the :class:`~.observer.Step`.
 
         """
-        tau_m = effort
-        if setup.drive_on:
-            tau_m = effort - setup.drive_torques(qd, None)
-        return self.observer.step(setup, q, qd, tau_m, stamp_ns, f_ext, g)
+        return self.observer.step(setup, q, qd, effort, stamp_ns, f_ext, g, carried)
 
     def limit(self, setup, command, now_ns):
         """

@@ -118,6 +118,9 @@ def drive_yaml(joint_names, viscous, coulomb, armature, coulomb_velocity, notes=
 
     lines = ['# %s' % note for note in notes]
     lines += ['# Set drive.compensate: true to add the drive torques to ~/feedforward.',
+              '# The contact observer takes them off the measured efforts (contact.drive: auto, '
+              'on with these),',
+              '# as the efforts it was identified from contained them.',
               '%s:' % NODE_KEY, '  ros__parameters:']
     if description is not None:
         # the block's indentation given (|2: two more than the key), so a first line that

@@ -158,8 +158,9 @@ def _add_setup(add, setup, model_status, saturated):
         % (compiled.UNAVAILABLE_REASON or 'the kernels could not be built'))
     add('joints', ', '.join(setup.joints))
     drive = (setup.viscous, setup.coulomb, setup.armature)
-    add('drive compensation', 'on: viscous %s, coulomb %s, armature %s'
-        % tuple(vector_text(a[setup.rows]) for a in drive) if setup.drive_on else 'off')
+    add('drive compensation', 'on: viscous %s, coulomb %s, armature %s added to the '
+        'feedforward' % tuple(vector_text(a[setup.rows]) for a in drive) if setup.drive_on
+        else 'off')
     add('effort scale', "%s (joint torque per unit of the driver's effort)"
         % vector_text(setup.command_scale) if setup.scaled else '1 (the driver speaks N m or N)')
     add('effort limits', '%s%s' % (vector_text(setup.effort_limits),
@@ -177,8 +178,10 @@ def observer_values(setup, observer, wrench_rank=None, wrench_note=''):
 
     Its state (off, running, paused: the joint states carry no efforts), the restarts by the
     stamp rules, the largest ``|r|`` per joint since the last report (one diagnostics period),
-    the latched contact and, with ``contact.wrench_link``, the rank of the wrench fit (or
-    ``wrench_note``: why there is no estimate yet). Takes the observer's window of residuals.
+    the latched contact, whether the drive model is taken off the efforts
+    (:func:`observer_drive_text`) and, with ``contact.wrench_link``, the rank of the wrench fit
+    (or ``wrench_note``: why there is no estimate yet). Takes the observer's window of
+    residuals.
     """
     if setup is None or not setup.observer_on:
         return (('observer', 'off'),)
@@ -193,12 +196,35 @@ def observer_values(setup, observer, wrench_rank=None, wrench_note=''):
          else vector_text(setup.threshold)),
         ('contact', ', '.join(setup.model.joint_names[i] for i in observer.contact_joints
                               if i < setup.model.nv) if observer.contact else 'none'),
-        ('contact reaction', setup.config.contact_reaction)]
+        ('contact reaction', setup.config.contact_reaction),
+        ('observer drive model', observer_drive_text(setup))]
     if setup.wrench_link:
         pairs.append(('external wrench at', '%s (%s)' % (
             setup.wrench_link, wrench_note or 'rank %s of 6' % (
                 '?' if wrench_rank is None else wrench_rank))))
     return tuple(pairs)
+
+
+def observer_drive_text(setup):
+    """
+    Say whether the observer takes the drive model off the measured efforts, and why.
+
+    ``on (...)`` with the friction and armature it uses, or ``off (...)``; the reason names
+    ``contact.drive`` and, for ``auto``, the ``drive.*`` lists that decided it.
+    """
+    mode = setup.config.contact_drive
+    if mode == 'auto':
+        why = ('contact.drive auto: %s given' % ', '.join(setup.drive_given)
+               if setup.drive_given else
+               'contact.drive auto: none of drive.viscous, drive.coulomb, drive.armature given')
+    else:
+        why = 'contact.drive %s' % mode
+    if not setup.observer_drive:
+        return 'off (%s): the efforts are taken as the joint torques after the gear' % why
+    viscous, coulomb, armature = (vector_text(a[setup.rows])
+                                  for a in (setup.viscous, setup.coulomb, setup.armature))
+    return ('on (%s): viscous %s, coulomb %s taken off the efforts, armature %s in the mass '
+            'matrix' % (why, viscous, coulomb, armature))
 
 
 def vector_text(values):

@@ -15,7 +15,7 @@ page and ``config/rbd_dynamics.yaml`` equal to it.
 import math
 
 import rbd_dynamics as rbd
-from rbd_dynamics.control.law import COMMAND_OUTPUTS, DRIVE_VELOCITIES
+from rbd_dynamics.control.law import COMMAND_OUTPUTS, CONTACT_DRIVES, DRIVE_VELOCITIES
 from rbd_dynamics.control.observer import REACTIONS
 from rclpy.parameter import Parameter
 
@@ -164,7 +164,8 @@ PARAMETERS = (
          'acceleration without PD terms [s]; 0: never expires', SETUP, _timeout,
          float_range=(0.0, MAX_TIMEOUT)),
     Spec('drive.compensate', False, T.BOOL, 'add the drive torques (armature, viscous and '
-         'Coulomb friction) to ~/feedforward', SETUP),
+         'Coulomb friction) to ~/feedforward and ~/trajectory_with_effort (the observer: '
+         'contact.drive)', SETUP),
     Spec('drive.viscous', [], T.DOUBLE_ARRAY, 'viscous friction per joint in joints order '
          '[N m s/rad or N s/m]; empty: the URDF <dynamics damping>', SETUP, _finite(0, 0.0),
          NON_NEGATIVE_LIST),
@@ -207,6 +208,13 @@ PARAMETERS = (
          '~/contact, ~/external_wrench)', SETUP),
     Spec('contact.gain', 50.0, T.DOUBLE, 'observer bandwidth K [1/s]: the residual follows an '
          'external torque as 1 - exp(-K t)', SETUP, _finite(minimum=0.0, strict=True), '> 0'),
+    Spec('contact.drive', 'auto', T.STRING, 'whether the measured efforts include the drive '
+         '(drive.*): on (measured before the gear, e.g. motor current): the observer takes the '
+         'drive friction off them and adds the armature to the mass matrix; off (a joint '
+         'torque sensor after the gear): the efforts are the link-side torques; auto: on when '
+         'drive.viscous, drive.coulomb or drive.armature is given (non-empty), else off. '
+         'Independent of drive.compensate', SETUP, _one_of(CONTACT_DRIVES),
+         ' or '.join(CONTACT_DRIVES)),
     Spec('contact.threshold', [], T.DOUBLE_ARRAY, 'per joint in joints order [N m or N]: a '
          'joint whose residual exceeds it is in contact (latched until ~/reset_contact); '
          'empty: no detection', SETUP, _finite(0, 0.0), NON_NEGATIVE_LIST),

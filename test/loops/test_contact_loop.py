@@ -35,8 +35,8 @@ SWINGS = {'center': Q0.tolist(), 'amplitude': AMPLITUDE, 'frequency': 0.5}
 # The observer's gain and thresholds [N m, N for the finger], chosen as docs/contact.md says:
 # the stick-slip of the simulated Coulomb friction at each reversal of the swings is an impulse
 # the model does not explain, and the residual's peak from it grows with the gain; at 10 1/s
-# the largest residual in free motion is below half of these, and these are below 10 % of each
-# joint's peak torque. A push is detected about as fast at any gain: the residual crosses a
+# the largest residual in free motion is below two thirds of these, and these are below 10 % of
+# each joint's peak torque. A push is detected about as fast at any gain: the residual crosses a
 # threshold after threshold / (gain * external torque).
 GAIN = 10.0
 THRESHOLD = [0.6, 2.0, 0.2, 1.0, 0.055, 0.06, 0.0065, 0.0003]
@@ -148,13 +148,16 @@ def test_push_on_the_tool_is_flagged_and_its_wrench_estimated(loop):
     assert error.max() < 0.1 * 20.0
 
     # bad contact parameters: refused with the reason, the old values kept
-    names = ('contact.threshold', 'contact.gain', 'contact.wrench_link', 'contact.reaction')
+    names = ('contact.threshold', 'contact.gain', 'contact.wrench_link', 'contact.reaction',
+             'contact.drive')
     before = get_parameters(run, *names)
     assert list(before[0].double_array_value) == THRESHOLD and before[1].double_value == GAIN
+    assert before[4].string_value == 'auto'  # on: drive.* are given, the motor torques hold them
     for values, word in (({'contact__threshold': [1.0, 2.0]}, 'contact.threshold has 2'),
                          ({'contact__gain': -5.0}, 'contact.gain'),
                          ({'contact__wrench_link': 'no_such_link'}, 'no_such_link'),
-                         ({'contact__reaction': 'stop'}, 'stop')):
+                         ({'contact__reaction': 'stop'}, 'stop'),
+                         ({'contact__drive': 'motor'}, "contact.drive unknown value 'motor'")):
         result = set_parameters(run, **values)
         assert not result.successful and word in result.reason, (values, result.reason)
     assert get_parameters(run, *names) == before

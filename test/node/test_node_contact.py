@@ -70,16 +70,23 @@ def test_residual_stamps_and_contact(node, model):
         found = answered(external)
         return np.asarray(found[-1].effort) if found else None
 
+    a = math.exp(-GAIN * 1e-3)
+
     def response(k, start):
-        return push * (1.0 - math.exp(-GAIN * (k - start) * 1e-3))
+        """Return ``r`` at ``k`` ms, the push in every sample from ``start`` ms (a restart)."""
+        return push * (1.0 - a ** (k - start))
+
+    def ramped(k, start):
+        """Return ``r`` when the sample before ``start`` had no push: a ramp between them."""
+        return push * (1.0 - a ** (k - start) * (1.0 + a) / 2.0)
 
     for k in range(5):
         r = send(k, gravity)
         np.testing.assert_allclose(r, 0.0, atol=1e-9)
     for k in range(5, 40):
         r = send(k, pushed)
-        np.testing.assert_allclose(r, response(k, 4), rtol=1e-9, atol=1e-9)
-    crossed = 4 + math.ceil(-math.log(1.0 - THRESHOLD / PUSH) / (GAIN * 1e-3))
+        np.testing.assert_allclose(r, ramped(k, 5), rtol=1e-9, atol=1e-9)
+    crossed = 5 + math.ceil(-math.log(1.0 - THRESHOLD / PUSH) / (GAIN * 1e-3))
     assert crossed < 40
     assert peer.wait_for(lambda: contact[-1].data, 10.0)
     assert peer.wait_for(lambda: peer.diagnostic('contact') == 'joint2', 10.0)
@@ -92,13 +99,13 @@ def test_residual_stamps_and_contact(node, model):
     assert peer.wait_for(lambda: int(peer.diagnostic('rejected_joint_states')) > rejected,
                          10.0)
     r = send(41, pushed)
-    np.testing.assert_allclose(r, response(41, 4), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(r, ramped(41, 5), rtol=1e-9, atol=1e-9)
     # no efforts: torques answered, the observer paused; it goes on when they are back
     assert send(42, None) is None and peer.feedforward
     assert peer.wait_for(lambda: peer.diagnostic('observer') ==
                          'paused (joint states without efforts)', 10.0)
-    np.testing.assert_allclose(send(43, pushed), response(43, 4), rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(send(44, pushed), response(44, 4), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(send(43, pushed), ramped(43, 5), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(send(44, pushed), ramped(44, 5), rtol=1e-9, atol=1e-9)
     assert peer.wait_for(lambda: peer.diagnostic('observer') == 'running', 10.0)
     assert peer.diagnostic('observer restarts') == '0'
     # a stamp that goes back, and a gap: restarts, counted
@@ -140,3 +147,63 @@ def test_residual_stamps_and_contact(node, model):
     r = response((stamp_ns - T0_NS) // DT_NS, 200)
     np.testing.assert_allclose(w, np.linalg.lstsq(jt, r, rcond=None)[0], atol=1e-9 * PUSH)
     assert np.linalg.norm(jt @ w - r) < 0.1 * np.linalg.norm(r)  # mostly explained
+
+
+def test_contact_drive_is_checked_and_switches_the_drive_in_the_observer(urdf, model):
+    """
+    contact.drive: auto is on with drive.viscous given; bad values refused, the old one kept.
+
+    The arm turns at a constant velocity at one pose (the observer needs no consistent
+    trajectory for that: ``M dqd = 0``), and its efforts are those of a plant with viscous
+    friction, as a motor current reports them: with the drive in the observer the residual
+    stays zero; without it, the friction ``viscous qd`` shows as the first-order response.
+    """
+    viscous = np.linspace(2.0, 0.5, model.nv)
+    params = {'robot_description': urdf, 'contact.observer': True, 'contact.gain': GAIN,
+              'drive.viscous': viscous.tolist()}
+    q = np.linspace(0.2, 0.5, model.nq)
+    qd = np.linspace(-0.4, 0.4, model.nv)
+    efforts = rbd.rnea(model, q, qd, np.zeros(model.nv)) + viscous * qd
+    with ready_node(params, '/contact_drive_node', model) as (process, peer):
+        external = []
+        peer.node.create_subscription(JointState, 'rbd_dynamics/external_effort',
+                                      external.append, 100)
+
+        def send(k):
+            """Send the moving state of stamp ``k`` ms; the residual answering it."""
+            stamp_ns = T0_NS + k * DT_NS
+            del external[:]
+            msg = JointState(name=list(model.joint_names), position=q.tolist(),
+                             velocity=qd.tolist(), effort=efforts.tolist())
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp_ns, 10 ** 9)
+            peer.pub_joint_states.publish(msg)
+            assert peer.wait_for(lambda: stamped(external, stamp_ns), 10.0), \
+                'no residual for the state of %d ms' % k
+            return np.asarray(stamped(external, stamp_ns)[-1].effort)
+
+        def drive_model():
+            return peer.diagnostic('observer drive model') or ''
+
+        for k in range(10):
+            np.testing.assert_allclose(send(k), 0.0, atol=1e-9)
+        assert peer.wait_for(lambda: drive_model().startswith(
+            'on (contact.drive auto: drive.viscous given): viscous [2,'), 10.0), drive_model()
+        for bad in ('sometimes', 'ON', ''):
+            (result,) = peer.set_parameters(**{'contact.drive': bad})
+            assert not result.successful, bad
+            assert "contact.drive unknown value '%s' (use auto or on or off)" % bad \
+                in result.reason, result.reason
+        # the old value is kept: still no residual
+        for k in range(10, 20):
+            np.testing.assert_allclose(send(k), 0.0, atol=1e-9)
+        (result,) = peer.set_parameters(**{'contact.drive': 'off'})
+        assert result.successful, result.reason
+        # (the change applies from the next step on; the integral goes on)
+        for k in range(20, 40):
+            r = send(k)
+        expect = -viscous * qd * (1.0 - math.exp(-GAIN * 20 * 1e-3))
+        np.testing.assert_allclose(r, expect, rtol=1e-9, atol=1e-9)
+        assert peer.wait_for(lambda: drive_model().startswith(
+            'off (contact.drive off): the efforts are taken as the joint torques after the gear'),
+            10.0), drive_model()
+        assert peer.diagnostic('observer restarts') == '0'

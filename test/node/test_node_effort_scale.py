@@ -66,10 +66,12 @@ def test_efforts_in_the_drivers_units(node, model):
     # feedforward in N m, the command in the driver's unit
     np.testing.assert_allclose(feedforward, gravity, rtol=0, atol=TOL)
     np.testing.assert_allclose(command, gravity / SCALE, rtol=0, atol=TOL)
-    # a push of 4 N m on joint2 is missing from the drive's current: the residual in N m
+    # a push of 4 N m on joint2 is missing from the drive's current from the sample of 5 ms
+    # on: the residual in N m (the push linear between the samples of 4 and 5 ms)
+    a = math.exp(-GAIN * 1e-3)
     for k in range(5, 30):
         _, _, residual = state(k, (gravity - push) / SCALE)
-        expect = push * (1.0 - math.exp(-GAIN * (k - 4) * 1e-3))
+        expect = push * (1.0 - a ** (k - 5) * (1.0 + a) / 2.0)
         np.testing.assert_allclose(residual, expect, rtol=1e-9, atol=1e-9)
     assert peer.wait_for(lambda: 'joint torque per unit' in (peer.diagnostic('effort scale')
                                                              or ''), 10.0)

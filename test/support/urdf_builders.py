@@ -74,3 +74,57 @@ def two_link_terms(params, q, qd, g=9.81):
     c1, c12 = np.cos(q[0]), np.cos(q[0] + q[1])
     gravity = np.array([(m1 * r1 + m2 * l1) * g * c1 + m2 * r2 * g * c12, m2 * r2 * g * c12])
     return mass, coriolis, gravity
+
+
+def scaled(urdf, factor):
+    """
+    Return the description ``urdf`` with every length multiplied by ``factor`` (1000: in mm).
+
+    Origins and geometry scale by ``factor``, inertias by ``factor**2`` (the masses stay), and
+    whatever a prismatic joint's coordinate carries (limits, mimic offsets) by ``factor``;
+    efforts, damping and friction take the unit of length of their joint (N m: ``factor**2``,
+    N: ``factor``). The same robot, described in another unit of length: its torques are
+    ``factor**2`` and its forces ``factor`` times larger numbers, with gravity given in the
+    same unit (``-9.81 * factor``).
+    """
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(urdf.strip())
+
+    def times(element, name, k):
+        if element.get(name) is not None:
+            values = [float(v) * k for v in element.get(name).split()]
+            element.set(name, _v(values))
+
+    for origin in root.iter('origin'):
+        times(origin, 'xyz', factor)
+    for inertia in root.iter('inertia'):
+        for name in ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz'):
+            times(inertia, name, factor ** 2)
+    for box in root.iter('box'):
+        times(box, 'size', factor)
+    for shape in list(root.iter('cylinder')) + list(root.iter('sphere')) + \
+            list(root.iter('capsule')):
+        times(shape, 'radius', factor)
+        times(shape, 'length', factor)
+    for mesh in root.iter('mesh'):
+        mesh.set('scale', mesh.get('scale', '1 1 1'))
+        times(mesh, 'scale', factor)
+    types = {j.get('name'): j.get('type') for j in root.iter('joint')}
+    for j in root.iter('joint'):
+        linear = j.get('type') == 'prismatic'
+        torque = factor if linear else factor ** 2  # N or N m
+        for limit in j.iter('limit'):
+            times(limit, 'effort', torque)
+            if linear:
+                for name in ('lower', 'upper', 'velocity'):
+                    times(limit, name, factor)
+        for dynamics in j.iter('dynamics'):
+            times(dynamics, 'damping', torque)
+            times(dynamics, 'friction', torque)
+        for mimic in j.iter('mimic'):
+            if linear:
+                times(mimic, 'offset', factor)
+            if linear != (types.get(mimic.get('joint')) == 'prismatic'):
+                times(mimic, 'multiplier', factor if linear else 1.0 / factor)
+    return ET.tostring(root, encoding='unicode')
