@@ -90,13 +90,13 @@ class CompileProgress:
 
 #: How precompile shares the compilation out among processes running side by side (numba
 #: keeps each kernel in files of its own, so they do not meet): the RNEA's kernels with the
-#: regressor, and the rest of the equations of motion, about half of the work each. The
-#: regressor goes first, so that the batch kernel, compiled last in the other process, loads
-#: the regressor's state function from the cache instead of compiling it again.
+#: regressor and the link frames, and the rest of the equations of motion, about half of the
+#: work each. The regressor and the link frames go first, so that the batch kernel, compiled
+#: last in the other process, loads their state functions from the cache instead of compiling
+#: them again.
 WORKERS = {
-    'rnea': ('regressor', 'rnea'),
-    'eom': ('mass_matrix', 'coriolis_matrix', 'jacobian', 'link_pose', 'link_acceleration',
-            'eom_batch'),
+    'rnea': ('regressor', 'link_pose', 'link_acceleration', 'rnea'),
+    'eom': ('mass_matrix', 'coriolis_matrix', 'jacobian', 'eom_batch'),
 }
 
 

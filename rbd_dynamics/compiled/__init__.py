@@ -17,6 +17,7 @@ module                 holds
 :mod:`.kinematics`     the joint models and the forward pass's pieces
 :mod:`.rnea`           the RNEA's kernels: one state, gravity, a body's force, batches
 :mod:`.eom`            the mass and Coriolis matrices, the Jacobian and the regressor
+:mod:`.frames`         a link's pose and the classical acceleration of its origin
 :mod:`.batch`          the batch drivers, serial or on numba's threads
 :mod:`.warm_up`        compiling (or loading) the kernels before a model uses them
 =====================  =====================================================================
@@ -25,9 +26,9 @@ This module says whether the kernels can be used (:data:`AVAILABLE`, :data:`EOM_
 and is the one entry the node, ``precompile`` and the tools call: :func:`prepare` builds the
 kernels a model needs, :func:`ready` says whether a call would wait for them. The kernels are
 cached on disk by numba. numba's cache knows only a function's own file: after a change to a
-module that others compile inline (:mod:`.algebra`, :mod:`.kinematics`, :mod:`.layout`), clear
-it (``__pycache__/*.nbi`` and ``*.nbc`` beside these modules, or ``$NUMBA_CACHE_DIR``). An
-installed package is always new as a whole.
+module whose functions others compile in (:mod:`.algebra`, :mod:`.kinematics`, :mod:`.layout`,
+:mod:`.jit`, :mod:`.frames`), clear it (``__pycache__/*.nbi`` and ``*.nbc`` beside these
+modules, or ``$NUMBA_CACHE_DIR``). An installed package is always new as a whole.
 
 Set ``RBD_DYNAMICS_DISABLE_JIT=1`` to use the NumPy reference everywhere.
 """
@@ -89,9 +90,8 @@ def __getattr__(name):
 #: function each, and their batch kernel.
 KERNELS = ('rnea', 'mass_matrix', 'coriolis_matrix', 'jacobian', 'regressor', 'link_pose',
            'link_acceleration', 'eom_batch')
-_EOM_STEP = {'mass_matrix': 'mass1', 'coriolis_matrix': 'coriolis1', 'jacobian': 'jacobian1',
-             'regressor': 'regressor1', 'link_pose': 'pose1', 'link_acceleration': 'acceleration1',
-             'eom_batch': 'equations of motion batch'}
+_EOM_STEP = dict(zip(KERNELS[1:], ('mass1', 'coriolis1', 'jacobian1', 'regressor1', 'pose1',
+                                   'acceleration1', 'equations of motion batch')))
 
 
 def _available():
@@ -158,9 +158,10 @@ def prepare(model, what=('rnea',), progress=None):
 
     Returns
     -------
-    True when the compiled kernels serve every one of ``what``; False where they cannot (no
-    numba, a numba that runs the equations of motion in NumPy, a failed build: the NumPy
-    path then gives the same numbers).
+    True when every kernel of ``what`` is built (for a model not compiled, on a packed copy:
+    its calls stay on the NumPy path until :meth:`~rbd_dynamics.Model.compile`); False where
+    they cannot be (no numba, a numba that runs the equations of motion in NumPy, a failed
+    build: the NumPy path then gives the same numbers).
 
     Raises
     ------

@@ -5,9 +5,8 @@ import numpy as np
 
 from .eom import eom_parallel_batch
 from .layout import MODE_FULL
-from .packed import ENTRY
 from .rnea import parallel_batch, serial_batch
-from .warm_up import warm_up_eom
+from .warm_up import built, EOM_BATCH, warm_up_eom
 
 
 #: Batches at least this large are spread over numba's threads (all cores by default; set
@@ -35,12 +34,13 @@ def eom_batch(packed, what, q, qd, qdd, code, out):
     Run an equations-of-motion kernel on a batch (``what``: an ``EOM_`` code).
 
     ``q``, ``qd``, ``qdd``: contiguous, writable ``(B, n)`` float64 arrays (``qd``, ``qdd``
-    any such array where unused); ``code``: the link and frame of :data:`EOM_JACOBIAN`
-    (:attr:`PackedModel.jacobian_code`); ``out`` ``(B, rows, columns)`` contiguous receives the
-    results. Like :func:`rnea_batch`, on copies of the workspace.
+    any such array where unused); ``code``: the Jacobian's link and frame
+    (:attr:`~.packed.PackedModel.jacobian_code`), or the link of a pose or an acceleration;
+    ``out`` ``(B, rows, columns)`` contiguous receives the results. Like :func:`rnea_batch`, on
+    copies of the workspace. The batch kernel is built at the first batch (once per process).
     """
-    if 'mass1' not in ENTRY:
-        warm_up_eom(packed)
+    if not built(EOM_BATCH):
+        warm_up_eom(packed, steps=(EOM_BATCH,))
     threads = numba.get_num_threads()
     # one kernel for every size (each kernel compiled costs seconds): a small batch is one
     # range, which runs on one thread

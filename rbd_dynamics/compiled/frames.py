@@ -83,11 +83,9 @@ def acceleration_state(layout, eom, link, out):
         out[3 + k] = angular[k]
 
 
-# The single-state entry points inline these; the batch kernel calls them (numba's analysis of
-# a parallel loop refuses them inlined there).
-_pose_state_inline = kernel(inline='always')(pose_state.py_func)
-_acceleration_state_inline = kernel(inline='always')(acceleration_state.py_func)
-
+# The single-state entry points and the batch kernel call these: compiled once, with the
+# entry points, the batch kernel loads them from the cache (numba's analysis of a parallel loop
+# refuses them inlined there, and a call costs a pose a few hundredths of a microsecond).
 #: The state kernels the entry points and the batch kernel call (frozen by the warm-up).
 STATE_KERNELS = (pose_state, acceleration_state)
 
@@ -101,7 +99,7 @@ def pose1(blob, q, link, out):
             not 0 <= link < eom.links.shape[0]:
         return BAD_SIZES
     positions(layout, q)
-    _pose_state_inline(layout, eom, link, out)
+    pose_state(layout, eom, link, out)
     return OK
 
 
@@ -116,5 +114,5 @@ def acceleration1(blob, q, qd, qdd, link, out):
         return BAD_SIZES
     positions(layout, q)
     rates(layout, qd, qdd)
-    _acceleration_state_inline(layout, eom, link, out)
+    acceleration_state(layout, eom, link, out)
     return OK

@@ -276,8 +276,9 @@ class CompileFirst:
     """
     An equations-of-motion entry point of a packed model before :func:`warm_up_eom`.
 
-    Called like the entry point, it compiles (or loads) the kernels, which replaces it on the
-    packed model with the compiled one, and calls that.
+    Called like the entry point, it compiles (or loads) its own kernel, which replaces it on the
+    packed model with the compiled one, and calls that: a program compiles only the equations
+    of motion it uses.
     """
 
     __slots__ = ('packed', 'name')
@@ -288,5 +289,5 @@ class CompileFirst:
 
     def __call__(self, *args):
         from .warm_up import warm_up_eom
-        warm_up_eom(self.packed)
+        warm_up_eom(self.packed, steps=(self.name,))
         return ENTRY[self.name](*args)

@@ -16,8 +16,8 @@ import numpy as np
 from . import eom, frames, rnea
 from .eom import coriolis1, eom_parallel_batch, jacobian1, mass1, regressor1
 from .frames import acceleration1, pose1
-from .layout import (BI_JTYPE, BI_Q_START, EOM_ACCELERATION, EOM_CORIOLIS, EOM_JACOBIAN,
-                     EOM_MASS, EOM_POSE, EOM_REGRESSOR,
+from .layout import (BI_JTYPE, BI_Q_START, EOM_ACCELERATION, EOM_CORIOLIS, EOM_ENTRIES,
+                     EOM_JACOBIAN, EOM_MASS, EOM_POSE, EOM_REGRESSOR,
                      FLOATING_QUATERNION, INERTIA_FLOATS, JT_FLOATING, JT_SPHERICAL, MODE_FULL,
                      MODE_STATIC, OK, QUATERNION_W)
 from .packed import ENTRY
@@ -88,8 +88,9 @@ def warm_up(packed, progress=None):
 
 
 #: The steps of :func:`warm_up_eom`, in order, as its ``progress`` callback names them.
-EOM_STEPS = ('mass1', 'coriolis1', 'jacobian1', 'regressor1', 'pose1', 'acceleration1',
-             'equations of motion batch')
+#: The step of the equations of motion's batch kernel.
+EOM_BATCH = 'equations of motion batch'
+EOM_STEPS = EOM_ENTRIES + (EOM_BATCH,)
 _EOM_LOCK = threading.Lock()
 _EOM_DONE = set()  # the batch steps of warm_up_eom done in this process
 
@@ -153,7 +154,7 @@ def warm_up_eom(packed, progress=None, steps=EOM_STEPS):
         for name, check in checks.items():
             if name in ENTRY and check() != OK:
                 raise RuntimeError('the compiled equations of motion refused a neutral state')
-        batch = EOM_STEPS[-1]
+        batch = EOM_BATCH
         if batch not in steps:
             return
         step(batch)

@@ -56,3 +56,27 @@ def test_entry_points_refuse_other_sizes(code_model):
                        np.full(5, 7.0))):
         assert call(out) == layout.BAD_SIZES
         assert np.all(out == 7.0)
+
+
+def test_single_states_and_batches_take_the_compiled_path(code_model, monkeypatch):
+    """The NumPy references are never called: both paths give the same numbers, only this tells."""
+    from rbd_dynamics import frames
+    rng = np.random.default_rng(24)
+    q = random_q(code_model, rng, (3,))
+    qd, qdd = rng.normal(size=(2, 3, code_model.nv))
+    expected = (link_pose_reference(code_model, q, 'tip'),
+                link_acceleration_reference(code_model, q, qd, qdd, 'tip'))
+
+    def reference(*args):
+        raise AssertionError('the NumPy path was taken')
+
+    monkeypatch.setattr(frames, 'link_pose_reference', reference)
+    monkeypatch.setattr(frames, 'link_acceleration_reference', reference)
+    np.testing.assert_allclose(rbd.link_pose(code_model, q, 'tip'), expected[0], atol=1e-12)
+    np.testing.assert_allclose(rbd.link_pose(code_model, q[1], 'tip'), expected[0][1],
+                               atol=1e-12)
+    tol = 1e-12 * max(1.0, np.abs(expected[1]).max())
+    np.testing.assert_allclose(rbd.link_acceleration(code_model, q, qd, qdd, 'tip'),
+                               expected[1], atol=tol)
+    np.testing.assert_allclose(rbd.link_acceleration(code_model, q[2], qd[2], qdd[2], 'tip'),
+                               expected[1][2], atol=tol)

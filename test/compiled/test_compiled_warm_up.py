@@ -90,6 +90,8 @@ def test_equations_of_motion_compile_on_first_use(code_model):
     np.testing.assert_allclose(M, mass_matrix_reference(code_model, q[None],
                                                         code_model.runtime.inertia)[0],
                                rtol=0, atol=1e-12)
+    from rbd_dynamics import compiled
+    assert compiled.prepare(code_model, compiled.KERNELS[1:])
     for name in layout.EOM_ENTRIES:
         assert packed_module.ENTRY[name] is not None
         assert getattr(packed, name) is packed_module.ENTRY[name]
