@@ -175,6 +175,10 @@ def _analyse(command, args):
     if unknown_holds:
         raise AnalysisError('--hold names joints the model does not have: %s; its joints: %s'
                             % (', '.join(unknown_holds), ', '.join(model.joint_names)))
+    scale = {}
+    if command == 'bag' and args.effort_scale:  # before the bag: a bad file fails at once
+        from ..identification.units import read_effort_scale
+        scale = read_effort_scale(args.effort_scale, model.joint_names)
     if command == 'bag':
         from .bag import ProgressPrinter, read_joint_states
         from .merge import merge_joint_states
@@ -188,12 +192,12 @@ def _analyse(command, args):
         if not states.groups:
             raise AnalysisError('no usable joint states on %s (%s)'
                                 % (args.topic, '; '.join(notes)))
-        scale = {}
-        if args.effort_scale:
-            from ..identification.units import read_effort_scale
-            scale = read_effort_scale(args.effort_scale, model.joint_names)
         merged = merge_joint_states(states.groups, model, args.max_gap, hold)
         notes += merged.notes
+        missing = [name for name in merged.effort if scale and name not in scale]
+        if missing:  # (joints recorded without efforts need none)
+            raise AnalysisError('--effort-scale %s gives no scale for %s, whose efforts are '
+                                'recorded' % (args.effort_scale, ', '.join(missing)))
         for name, values in merged.effort.items():  # the driver's units -> joint torques
             merged.effort[name] = values * scale.get(name, 1.0)
         table = pipeline.bag_table(model, merged, args.window)

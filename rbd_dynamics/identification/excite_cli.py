@@ -118,22 +118,17 @@ def _world(args, model, text):
 def _held(args, model, text):
     """Return ``(text, model, start, held)`` with the ``--hold`` joints made fixed."""
     from ..analysis.cli import _holds, model_of
-    from .hold import held_description
-    held = _holds(args.hold)
+    from .hold import check_given, held_description
+    held = check_given(model, _holds(args.hold))
     if not held:
         return text, model, args.start, {}
-    unknown = sorted(set(held) - set(model.joint_names))
-    if unknown:
-        raise AnalysisError('--hold names joints that are not independent joints of the model: '
-                            '%s; its joints: %s' % (', '.join(unknown),
-                                                    ', '.join(model.joint_names)))
     if len(held) == model.nv:
         raise AnalysisError('--hold holds every joint: nothing is left to move')
     limits = excite.urdf_limits(text)
     for name, value in held.items():
         lower, upper, _ = limits.get(name, (None, None, None))
         if (lower is not None and value < lower) or (upper is not None and value > upper):
-            raise AnalysisError('--hold %s=%g is outside its limits [%g, %g]'
+            raise AnalysisError('--hold %s=%g is outside its limits [%s, %s]'
                                 % (name, value, lower, upper))
     start = args.start
     if start is not None:

@@ -92,12 +92,7 @@ def choose(model, limits, states, given=None, still=STILL):
         ``given`` names a joint that is not an independent joint of the model.
 
     """
-    given = dict(given or {})
-    unknown = sorted(set(given) - set(model.joint_names))
-    if unknown:
-        raise AnalysisError('--hold names joints that are not independent joints of the model: '
-                            '%s; its joints: %s' % (', '.join(unknown),
-                                                    ', '.join(model.joint_names)))
+    given = check_given(model, given)
     held = Held()
     for name, kind in zip(model.joint_names, model.joint_types):
         unit = 0.1 if kind == 'prismatic' else 1.0
@@ -116,6 +111,25 @@ def choose(model, limits, states, given=None, still=STILL):
             held.reasons[name] = 'standing still within %g %s' % (
                 1e3 * still * unit, 'mm' if kind == 'prismatic' else 'mrad')
     return held
+
+
+def check_given(model, given):
+    """
+    Return ``given`` (``{joint: position}`` of ``--hold``) as a dict, its joints checked.
+
+    Raises
+    ------
+    AnalysisError
+        a joint that is not an independent joint of the model.
+
+    """
+    given = dict(given or {})
+    unknown = sorted(set(given) - set(model.joint_names))
+    if unknown:
+        raise AnalysisError('--hold names joints that are not independent joints of the model: '
+                            '%s; its joints: %s' % (', '.join(unknown),
+                                                    ', '.join(model.joint_names)))
+    return given
 
 
 def held_description(text, values):

@@ -180,6 +180,9 @@ def run(args, out=None):
     else:
         fit, validation = split_holdout(recordings)
         held_out = 'the last fifth of the data, held out of the fit'
+    # the rows to fit: a joint at rest sticks (its effort says nothing of the model, nor of
+    # its scale); they depend on the motion only, not on the efforts' unit
+    keep, every_speed = fitted_rows(model, fit, min_speed, args.window)
     scale_fit = None
     if estimating:
         loads = [(link, mass, [recording(b, read_states(b, args.topic, described, timing),
@@ -188,9 +191,11 @@ def run(args, out=None):
         t0 = time.perf_counter()
         layout0 = idf.Layout(model, args.coulomb_velocity or COULOMB_VELOCITY,
                              offset=not args.no_offset, armature=not args.no_armature)
-        scale_fit = estimate_scales(
-            layout0, fit, loads,
-            lambda r: fitted_rows(model, [r], min_speed, args.window)[0][0])
+        rows = {id(r): k for r, k in zip(fit, keep)}
+        for _, _, parts in loads:
+            rows.update(zip(map(id, parts), fitted_rows(model, parts, min_speed,
+                                                        args.window)[0]))
+        scale_fit = estimate_scales(layout0, fit, loads, lambda r: rows[id(r)])
         timing['effort scales'] = time.perf_counter() - t0
         scales = dict(zip(model.joint_names, scale_fit.scale))
     if scales is not None:
@@ -201,7 +206,6 @@ def run(args, out=None):
         scale = np.array([scales[n] for n in model.joint_names])
         for r in fit + validation:
             r.effort = r.effort * scale  # the driver's units -> joint torques
-    keep, every_speed = fitted_rows(model, fit, min_speed, args.window)
     t0 = time.perf_counter()
     widths = args.coulomb_velocity
     if widths is None:
