@@ -33,6 +33,7 @@ import numpy as np
 from ..dynamics import rnea
 from ..eom import jacobian, mass_matrix
 from ..frames import link_acceleration, link_pose
+from ..spatial import quaternion_to_matrix
 
 #: The task-space laws.
 MODES = ('impedance', 'operational_space')
@@ -44,7 +45,7 @@ DAMPING = 1e-2
 
 def quaternion_matrix(quaternion):
     """
-    Return the rotation matrix of a quaternion ``[x, y, z, w]``.
+    Return the rotation matrix of a unit quaternion ``[x, y, z, w]``.
 
     Raises
     ------
@@ -52,15 +53,12 @@ def quaternion_matrix(quaternion):
         a quaternion that is not finite or not of unit length (within 1e-6).
 
     """
-    x, y, z, w = (float(v) for v in quaternion)
-    norm = math.sqrt(x * x + y * y + z * z + w * w)
+    quaternion = np.asarray(quaternion, dtype=float).reshape(-1)
+    norm = float(np.linalg.norm(quaternion)) if quaternion.shape == (4,) else math.nan
     if not (math.isfinite(norm) and abs(norm - 1.0) <= 1e-6):
         raise ValueError('the orientation must be a unit quaternion [x, y, z, w], got %s '
-                         '(norm %.6g)' % ([x, y, z, w], norm))
-    x, y, z, w = x / norm, y / norm, z / norm, w / norm
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+                         '(norm %.6g)' % (quaternion.tolist(), norm))
+    return quaternion_to_matrix(quaternion)
 
 
 def rotation_vector(R):
@@ -154,7 +152,7 @@ def task_torques(model, q, qd, link, position, quaternion, mode='impedance', sti
     model
         the model.
     q, qd
-        ``(nv,)`` measured positions and velocities, model order.
+        ``(nq,)`` and ``(nv,)`` measured positions and velocities, model order.
     link
         the controlled link.
     position, quaternion
@@ -168,7 +166,8 @@ def task_torques(model, q, qd, link, position, quaternion, mode='impedance', sti
         ``(6,)`` desired twist and (operational space) acceleration, linear first, root axes;
         ``None``: zero.
     nullspace_stiffness, posture
-        ``k_n`` [N m/rad] and ``(nv,)`` ``q_posture`` (``None``: no null-space term).
+        ``k_n`` [N m/rad] and ``(nq,)`` ``q_posture`` (``None``: no null-space term); the
+        posture term needs one position per velocity (no spherical or floating joint).
     f_ext
         measured wrenches, as :func:`~rbd_dynamics.rnea` takes them.
     armature
@@ -194,6 +193,9 @@ def task_torques(model, q, qd, link, position, quaternion, mode='impedance', sti
     bias = rnea(model, q, qd, np.zeros(model.nv), f_ext)  # C qd + g, wrenches included
     null = np.zeros(model.nv)
     if nullspace_stiffness > 0.0 and posture is not None:
+        if model.nq != model.nv:
+            raise ValueError('a posture needs one position per velocity; this model has '
+                             'spherical or floating joints')
         null = nullspace_stiffness * (np.asarray(posture, dtype=float) - q) \
             - 2.0 * math.sqrt(nullspace_stiffness) * qd
     if mode == 'impedance':
