@@ -10,8 +10,6 @@
 #   RBD_HUMBLE_VENV=path   the environment (default: <repo>/.venv-humble)
 #   RBD_PYTHON310=path     the Python 3.10 to build it from
 #   RBD_HUMBLE_TESTS=paths what to run (RBD_HUMBLE_TESTS=test: the whole suite)
-#   RBD_SETUP_ONLY=1       build the environment and fill numba's cache, run no test (CI
-#                          builds it this way while another stage runs)
 # Extra arguments go to pytest. Exits 0 with a notice when no Python 3.10 exists.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -58,8 +56,5 @@ cd "$repo"
 export RBD_ALLOWED_MISSING="rclpy,std_msgs,sensor_msgs,geometry_msgs,trajectory_msgs,diagnostic_msgs,std_srvs,pinocchio,pin,mujoco,matplotlib,psutil,rosbags,yaml,scipy,cvxpy,ament_flake8,ament_pep257"
 # numba's on-disk cache, filled once before the workers start (each would compile otherwise)
 (cd /tmp && "$venv/bin/python" -m rbd_dynamics precompile)
-if [ -n "${RBD_SETUP_ONLY:-}" ]; then
-  exit 0
-fi
 read -r -a tests <<<"${RBD_HUMBLE_TESTS:-test/library test/compiled test/law test/tools test/identification}"
 exec "$venv/bin/pytest" -n "${RBD_TEST_WORKERS:-2}" "${tests[@]}" "$@"
