@@ -205,4 +205,6 @@ def test_prepare_compiles_a_model_built_without_it():
     assert compiled.prepare(model, 'rnea') and model.packed is not None
     assert compiled.steps('rnea') == ('rnea1', 'gravity1', 'body_force1', 'batch',
                                       'parallel batch')
-    assert compiled.steps(('link_pose', 'link_acceleration')) == ('pose1', 'acceleration1')
+    # (a numba older than 0.57 runs the equations of motion in NumPy: nothing to build there)
+    assert compiled.steps(('link_pose', 'link_acceleration')) == (
+        ('pose1', 'acceleration1') if compiled.EOM_AVAILABLE else ())
