@@ -201,14 +201,17 @@ def test_cell_description_swap(cell, model, urdf):
 
 # ---------------------------------------------------------------------------------------------
 # Payload compensation and staleness: a sensor at ft_frame that also carries the modelled
-# gripper, short timeouts.
+# gripper, timeouts short enough to wait out and long enough for a loaded machine's round trip.
+
+STALE = 2.0
+
 
 @pytest.fixture(scope='module')
 def wrist(urdf):
     params = {'robot_description': urdf, 'wrench_sensors': ['wrist'],
               'wrench.wrist.topic': '/ft/wrench', 'wrench.wrist.frame': 'ft_frame',
-              'wrench.wrist.compensate_payload': True, 'wrench.wrist.timeout': 0.4,
-              'desired_timeout': 0.4}
+              'wrench.wrist.compensate_payload': True, 'wrench.wrist.timeout': STALE,
+              'desired_timeout': STALE}
     node = NodeProcess(params, namespace='/wrist')
     peer = Peer('/wrist', sensor_topics=['/ft/wrench'])
     yield node, peer
@@ -252,7 +255,7 @@ def test_payload_compensation_and_staleness(wrist, model):
                                rtol=0, atol=TOL)
 
     # stale desired input and wrench: zero acceleration, no external wrench
-    peer.spin(0.8)
+    peer.spin(2.0 * STALE)
     answer = exchange(peer, model.joint_names, q, qd)
     assert answer is not None, node.log()
     np.testing.assert_allclose(answer[0].effort, rbd.rnea(model, q, qd, np.zeros(model.nv)),
