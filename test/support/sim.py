@@ -172,25 +172,36 @@ class Loop:
 
     ``record``: ``{name: (message type, topic, qos)}`` of more outputs to keep from the start
     in ``self.recorded[name]`` (matched before the simulation can start, like the observer's).
+
+    ``stream``: ``{topic: (message type, make)}``: inputs of the node the test computes from
+    each joint state, ``make(msg)`` giving the message (the node's desired pose, for one). The
+    test publishes them, then forwards the joint state to the node, which listens on
+    ``joint_states_forwarded``: the node always has the inputs of a state before the state, so
+    the loop stays deterministic however the processes are scheduled.
     """
 
     def __init__(self, ns, node_params, sim_params=None, trajectory=None, observer=None,
-                 record=None):
+                 record=None, stream=None):
+        if trajectory and stream:
+            raise ValueError('a loop forwards the joint states from the trajectory publisher '
+                             'or from the test, not both')
         # the loop starts once the test's own subscriber (and the node or the trajectory
-        # publisher, and the observer) listen to the simulated joint states
+        # publisher, and the observer) listen to the simulated joint states; a streaming
+        # test is the node's only way to the joint states
         sim = {'lockstep': True, 'rate': RATE, 'initial_positions': Q0.tolist(), 'joints': JOINTS,
-               'wait_for_subscribers': 3 if observer else 2}
+               'wait_for_subscribers': (1 if stream else 2) + (1 if observer else 0)}
         sim.update(sim_params or {})
-        with open(demo_urdf_path()) as stream:
-            urdf = stream.read()
+        with open(demo_urdf_path()) as source:
+            urdf = source.read()
         params = {'use_sim_time': True, 'joints': JOINTS, 'desired_timeout': 0.05,
                   'robot_description': urdf}
         params.update(node_params)
         remap = ['-r', '~/effort_commands:=%s/effort_commands' % ns]
         if trajectory:
             # the node sees each joint state after the trajectory publisher has answered it
-            remap += ['-r', '~/desired_state:=%s/desired_state' % ns,
-                      '-r', 'joint_states:=%s/joint_states_forwarded' % ns]
+            remap += ['-r', '~/desired_state:=%s/desired_state' % ns]
+        if trajectory or stream:
+            remap += ['-r', 'joint_states:=%s/joint_states_forwarded' % ns]
         self.procs = [NodeProcess(sim, ns, command=SIM),
                       NodeProcess(params, ns, extra_args=remap)]
         if observer:
@@ -221,12 +232,25 @@ class Loop:
             self.recorded[name] = []
             subscriptions.append(self.peer.create_subscription(
                 kind, topic, self.recorded[name].append, qos))
+        # deep enough that a late node still gets every input in order
+        self.streams = [(self.peer.create_publisher(kind, topic, 100), make)
+                        for topic, (kind, make) in (stream or {}).items()]
+        self.forward = None
+        if stream:
+            self.forward = self.peer.create_publisher(JointState, 'joint_states_forwarded', 100)
+            self.streams.append((self.forward, lambda msg: msg))
         assert spin_until(self.executor,
-                          lambda: all(s.get_publisher_count() > 0 for s in subscriptions),
+                          lambda: all(s.get_publisher_count() > 0 for s in subscriptions)
+                          and all(p.get_subscription_count() > 0 for p, _ in self.streams),
                           120.0, 0.05, lambda: all(p.alive() for p in self.procs)), self.logs()
-        self.peer.create_subscription(JointState, 'joint_states', self.states.append, 5000)
+        self.peer.create_subscription(JointState, 'joint_states', self._on_state, 5000)
         self.peer.create_subscription(JointState, 'rbd_dynamics/gravity_compensation',
                                       self.gravity.append, 100)
+
+    def _on_state(self, msg):
+        self.states.append(msg)
+        for publisher, make in self.streams:  # the joint state itself last
+            publisher.publish(make(msg))
 
     def run_until(self, sim_time, timeout=120.0):
         """Spin until a joint state at or after ``sim_time``: ``(t, q)`` arrays, model order."""

@@ -1,0 +1,231 @@
+"""
+The task-space scene of the demo arm: the hand's circle, the push on it, and their figures.
+
+The hand's tool centre point (:data:`LINK`) starts at rest at its pose on ``Q0`` and follows a
+circle of :data:`RADIUS` at :data:`FREQUENCY` in a plane tilted by :data:`TILT` from the
+horizontal (:class:`Circle`), its orientation held; or, held where it starts, it is pushed by
+a constant force (:data:`PUSH`). :func:`pose_message` and :func:`twist_message` give the node's
+``~/desired_pose`` and ``~/desired_twist`` of a time; :class:`InProcess` runs the same scene
+with the library's law (:func:`rbd_dynamics.control.task.task_torques`) against MuJoCo in this
+process, without ROS. The closed-loop test (``test/loops/test_task_loop.py``) and the demo
+(``scripts/task_demo.py``) share all of it.
+"""
+
+import math
+
+from geometry_msgs.msg import PoseStamped, TwistStamped
+import numpy as np
+import rbd_dynamics as rbd
+from rbd_dynamics.control import task
+from rbd_dynamics.ros.demo_setup import JOINTS, Q0
+from rbd_dynamics.sim import mujoco_model
+
+#: The controlled link: the hand's tool centre point.
+LINK = 'tool_center_point'
+#: The circle: radius [m], frequency [Hz], tilt of its plane from the horizontal [rad] (about
+#: the root's y axis) and the time its angular rate takes to rise from rest [s].
+RADIUS, FREQUENCY, TILT, RAMP = 0.1, 0.2, math.radians(30.0), 0.5
+#: The static push on the hand: force at its origin [N], root axes.
+PUSH = np.array([8.0, -6.0, 6.0])
+#: The arm's joints (the posture figures leave the gripper's finger out: it moves no link of
+#: the hand's pose, and its unit is metres).
+ARM = slice(0, 7)
+
+
+def quaternion_of(R):
+    """Return the unit quaternion ``[x, y, z, w]`` of a rotation matrix ``R`` (3×3)."""
+    v = task.rotation_vector(np.asarray(R, dtype=float))
+    angle = float(np.linalg.norm(v))
+    axis = v / angle if angle > 0.0 else np.zeros(3)
+    return np.concatenate([math.sin(angle / 2.0) * axis, [math.cos(angle / 2.0)]])
+
+
+class Circle:
+    """
+    The hand's desired path: a circle through its start, at rest at ``t = 0``.
+
+    ``position(t)`` is ``center + radius (cos φ u + sin φ w)`` with ``u``, ``w`` spanning the
+    plane (tilted by ``tilt`` about the root's y axis) and ``φ(0) = 0`` at the start; ``φ̇``
+    rises from 0 to ``2π frequency`` over ``ramp`` as ``(1 − cos(π t / ramp)) / 2``, so the
+    desired velocity starts at zero and the acceleration stays bounded. The orientation stays
+    the start's.
+    """
+
+    def __init__(self, model, q0=Q0, link=LINK, radius=RADIUS, frequency=FREQUENCY, tilt=TILT,
+                 ramp=RAMP):
+        T0 = rbd.link_pose(model, np.asarray(q0, dtype=float), link)
+        self.start, self.quaternion = T0[:3, 3].copy(), quaternion_of(T0[:3, :3])
+        self.radius, self.rate, self.ramp = radius, 2.0 * math.pi * frequency, ramp
+        self.normal = np.array([math.sin(tilt), 0.0, math.cos(tilt)])
+        self.u = np.cross([0.0, 1.0, 0.0], self.normal)
+        self.w = np.cross(self.normal, self.u)
+        self.center = self.start - radius * self.u
+
+    def phase(self, t):
+        """Return ``(φ, φ̇)`` at ``t`` [s] (scalar or ``(n,)``)."""
+        t = np.asarray(t, dtype=float)
+        rising = t < self.ramp
+        tr = np.minimum(t, self.ramp)
+        rise = math.pi * tr / self.ramp
+        phi = self.rate * (tr / 2.0 - self.ramp / (2.0 * math.pi) * np.sin(rise))
+        phi = phi + self.rate * np.maximum(t - self.ramp, 0.0)
+        rate = np.where(rising, self.rate * 0.5 * (1.0 - np.cos(rise)), self.rate)
+        return phi, rate
+
+    def at(self, t):
+        """Return the desired position and velocity at ``t``: ``(3,)`` or ``(n, 3)`` [m, m/s]."""
+        phi, rate = self.phase(t)
+        c, s = np.cos(phi)[..., None], np.sin(phi)[..., None]
+        position = self.center + self.radius * (c * self.u + s * self.w)
+        velocity = self.radius * rate[..., None] * (-s * self.u + c * self.w)
+        return position, velocity
+
+
+def stamp(msg):
+    """Return the header stamp of a message [s]."""
+    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+
+def pose_message(header_stamp, position, quaternion):
+    """Return the node's ``~/desired_pose``: ``position`` [m] and ``quaternion`` in the root."""
+    msg = PoseStamped()
+    msg.header.stamp = header_stamp
+    p, o = msg.pose.position, msg.pose.orientation
+    p.x, p.y, p.z = (float(v) for v in position)
+    o.x, o.y, o.z, o.w = (float(v) for v in quaternion)
+    return msg
+
+
+def twist_message(header_stamp, twist):
+    """Return the node's ``~/desired_twist``: ``(6,)`` linear first [m/s, rad/s], root axes."""
+    msg = TwistStamped()
+    msg.header.stamp = header_stamp
+    lin, ang = msg.twist.linear, msg.twist.angular
+    lin.x, lin.y, lin.z, ang.x, ang.y, ang.z = (float(v) for v in twist)
+    return msg
+
+
+def twist_of(msg):
+    """Return a ``TwistStamped``'s twist ``(6,)``, linear first."""
+    lin, ang = msg.twist.linear, msg.twist.angular
+    return np.array([lin.x, lin.y, lin.z, ang.x, ang.y, ang.z])
+
+
+def circle_stream(circle):
+    """
+    Return the ``stream`` of :class:`support.sim.Loop` that has the node follow ``circle``.
+
+    Each joint state gets the desired pose and twist of its own stamp.
+    """
+    def pose(msg):
+        position, _ = circle.at(stamp(msg))
+        return pose_message(msg.header.stamp, position, circle.quaternion)
+
+    def twist(msg):
+        _, velocity = circle.at(stamp(msg))
+        return twist_message(msg.header.stamp, np.concatenate([velocity, np.zeros(3)]))
+
+    return {'rbd_dynamics/desired_pose': (PoseStamped, pose),
+            'rbd_dynamics/desired_twist': (TwistStamped, twist)}
+
+
+def hand_positions(model, q, link=LINK):
+    """Return the link's origin ``(n, 3)`` [m] at the positions ``q`` ``(n, nq)``."""
+    return rbd.link_pose(model, np.asarray(q, dtype=float), link)[..., :3, 3]
+
+
+def nullspace_error(model, q, posture, link=LINK):
+    """
+    Return how far the arm is from its posture within the null space of the hand, ``(n,)``.
+
+    ``‖(I − J⁺ J)(q − q_posture)‖`` over the arm's joints [rad], ``J`` the link's Jacobian at
+    each of ``q`` ``(n, nq)``: the part of the posture error that moves no component of the
+    hand's pose, which is what the posture term alone holds. It is zero where the posture
+    term is at rest (``Nᵀ k_n (q_posture − q) = 0`` exactly when ``q_posture − q`` lies in
+    ``J``'s row space).
+    """
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    J = rbd.jacobian(model, q, link)[..., ARM]
+    dq = (q - np.asarray(posture, dtype=float))[:, ARM]
+    row_space = np.einsum('nij,nj->ni', np.linalg.pinv(J), np.einsum('nij,nj->ni', J, dq))
+    return np.linalg.norm(dq - row_space, axis=1)
+
+
+def tracking_figures(t, error, start, end):
+    """
+    Return the tracking figures of a run: ``(rms, max)`` [m] of ``‖e‖`` over ``[start, end]``.
+
+    ``t`` ``(n,)`` [s], ``error`` ``(n, 3)`` position errors [m].
+    """
+    window = (t >= start - 1e-9) & (t <= end + 1e-9)
+    norm = np.linalg.norm(error[window], axis=1)
+    return float(np.sqrt(np.mean(norm ** 2))), float(norm.max())
+
+
+class InProcess:
+    """
+    The demo arm in MuJoCo driven by the library's task-space law, in this process.
+
+    The simulated driver's physics (:func:`rbd_dynamics.sim.mujoco_model.load` of the same
+    description: no friction, exact model) at ``rate``, each torque held over one period as
+    the lockstep driver holds a command, and its push (a force at the link's origin, world
+    axes). The law gets the desired pose and twist of each state's own time, as
+    :func:`circle_stream` gives the node.
+    """
+
+    def __init__(self, urdf, model, rate=1000.0, q0=Q0, link=LINK):
+        import mujoco
+        self._mujoco = mujoco
+        self.model, self.link = model, link
+        self.sim, mimic = mujoco_model.load(urdf, timestep=0.001)
+        self.data = mujoco.MjData(self.sim)
+        m = self.sim
+        names = [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(m.njnt)]
+        order = list(model.joint_names)
+        if sorted(order) != sorted(JOINTS):
+            raise ValueError("the model's joints %s are not the demo arm's %s" % (order, JOINTS))
+        self.qpos = np.array([m.jnt_qposadr[names.index(n)] for n in order])
+        self.dofs = np.array([m.jnt_dofadr[names.index(n)] for n in order])
+        q0 = np.asarray(q0, dtype=float)[[JOINTS.index(n) for n in order]]
+        self.data.qpos[self.qpos] = q0
+        for name, (master, mult, offset) in mimic.items():
+            self.data.qpos[m.jnt_qposadr[names.index(name)]] = (
+                offset + mult * q0[order.index(master)])
+        mujoco.mj_forward(m, self.data)
+        self.body = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, link)
+        self.substeps = max(1, int(round(1.0 / (rate * m.opt.timestep))))
+        self.q0 = q0
+
+    def run(self, seconds, desired, push=None, push_start=0.0, **law):
+        """
+        Run the law for ``seconds``: ``(t, q, error)``, ``q`` in model order.
+
+        ``desired(t)`` gives ``(position, quaternion, twist)``; ``push`` ``(3,)`` [N] acts from
+        ``push_start`` on; ``law`` goes to :func:`~rbd_dynamics.control.task.task_torques`
+        (``posture`` defaults to the start).
+        """
+        mujoco, d = self._mujoco, self.data
+        law.setdefault('posture', self.q0)
+        ts, qs, errors = [], [], []
+        while True:
+            t, q, qd = d.time, d.qpos[self.qpos].copy(), d.qvel[self.dofs].copy()
+            position, quaternion, twist = desired(t)
+            result = task.task_torques(self.model, q, qd, self.link, position, quaternion,
+                                       twist=twist, **law)
+            ts.append(t)
+            qs.append(q)
+            errors.append(result.error)
+            if t >= seconds - 1e-9:
+                break
+            d.qfrc_applied[:] = 0.0
+            d.qfrc_applied[self.dofs] = result.torque
+            for _ in range(self.substeps):
+                xfrc = d.xfrc_applied[self.body]
+                if push is not None and d.time >= push_start - 1e-9:
+                    # at the body's centre of mass: carry the moment of a force at its origin
+                    xfrc[:3] = push
+                    xfrc[3:] = np.cross(d.xpos[self.body] - d.xipos[self.body], push)
+                else:
+                    xfrc[:] = 0.0
+                mujoco.mj_step(self.sim, d)
+        return np.array(ts), np.array(qs), np.array(errors)
