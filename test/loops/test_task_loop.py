@@ -26,37 +26,15 @@ TwistStamped = pytest.importorskip('geometry_msgs.msg').TwistStamped
 import rbd_dynamics as rbd  # noqa: E402
 from rbd_dynamics.control import task  # noqa: E402
 from support.sim import JOINTS, Loop, Q0  # noqa: E402
-from support.task_space import Circle, circle_stream, hand_positions, LINK, \
-    nullspace_error, PUSH, quaternion_of, RAMP, stamp, tracking_figures, \
-    twist_of  # noqa: E402
+from support.task_space import Circle, circle_stream, FREQUENCY, hand_positions, \
+    IMPEDANCE, IMPEDANCE_STIFFNESS, LINK, nullspace_error, OPERATIONAL_SPACE, PUSH, \
+    PUSH_START, quaternion_of, RAMP, stamp, tracking_figures, twist_of  # noqa: E402
 
-# Impedance: the stiffness differs per axis, so that an axis mixed up shows. The damping is
-# chosen for the 1 kHz loop rather than taken as its default 2 sqrt(K): J^T D J puts the
-# rotational damping on the wrist, whose last joint has an inertia of 1.1e-3 kg m^2, and a
-# damping held over one period is stable only below 2 inertia / period (2.2 N m s/rad here;
-# 2 sqrt(30) = 11 is not); 0.5 N m s/rad keeps the margin. 200 N s/m is about critical for
-# the hand's effective mass at the start (4 to 10 kg along the axes). No null-space stiffness:
-# in impedance the posture term is not projected, so it would take its share of the push
-# (the displacement would be J (J^T K J + k_n I)^-1 J^T F, short of K^-1 F).
-IMPEDANCE_STIFFNESS = np.array([600.0, 900.0, 1200.0, 30.0, 30.0, 30.0])
-IMPEDANCE = {'command_output': 'task', 'task.link': LINK, 'task.mode': 'impedance',
-             'task.stiffness': IMPEDANCE_STIFFNESS.tolist(),
-             'task.damping': [200.0] * 3 + [0.5] * 3}
-PUSH_START, PUSH_END = 0.2, 2.5  # s; settled over the last quarter second
+# the gains, and why: support.task_space
+PUSH_END = 2.5  # s; settled over its last quarter second
 SETTLED = PUSH_END - 0.25
-# Operational space: each axis of the hand's error is then a unit mass with e'' + D e' + K e =
-# x_d'' (x_d'' is not an input of the node), so the circle's centripetal acceleration
-# (2 pi 0.2 Hz)^2 0.1 m = 0.158 m/s^2 leaves an error of 0.158 / |K - w^2 + j D w| = 0.26 mm
-# at K = 600 1/s^2 and the default critical D = 2 sqrt(K): 2 mm holds with a margin of 7,
-# and a stiffer K only shrinks it. The rise of the circle's speed over the first 0.5 s adds a
-# transient of at most 0.65 mm. k_n = 50 N m/rad: the arm's posture error in the null space
-# of the hand stays below 0.05 rad, where it drifts by 0.6 rad without it.
-OPERATIONAL_SPACE = {'command_output': 'task', 'task.link': LINK,
-                     'task.mode': 'operational_space',
-                     'task.stiffness': [600.0] * 3 + [30.0] * 3,
-                     'task.nullspace_stiffness': 50.0}
 PERIODS = 1  # of the circle, measured from the end of its rise
-CIRCLE_END = RAMP + PERIODS * 5.0
+CIRCLE_END = RAMP + PERIODS / FREQUENCY
 NO_SENSOR = {'wrench_frame': ''}
 ERROR = {'error': (TwistStamped, 'rbd_dynamics/task_error', 20000)}
 

@@ -25,8 +25,37 @@ LINK = 'tool_center_point'
 #: The circle: radius [m], frequency [Hz], tilt of its plane from the horizontal [rad] (about
 #: the root's y axis) and the time its angular rate takes to rise from rest [s].
 RADIUS, FREQUENCY, TILT, RAMP = 0.1, 0.2, math.radians(30.0), 0.5
-#: The static push on the hand: force at its origin [N], root axes.
+#: The static push on the hand: force at its origin [N], root axes, from ``PUSH_START`` [s].
 PUSH = np.array([8.0, -6.0, 6.0])
+PUSH_START = 0.2
+
+# Impedance: the stiffness differs per axis, so that an axis mixed up shows. The damping is
+# chosen for the 1 kHz loop rather than taken as its default 2 sqrt(K): J^T D J puts the
+# rotational damping on the wrist, whose last joint has an inertia of 1.1e-3 kg m^2, and a
+# damping held over one period is stable only below 2 inertia / period (2.2 N m s/rad here;
+# 2 sqrt(30) = 11 is not); 0.5 N m s/rad keeps the margin. 200 N s/m is about critical for
+# the hand's effective mass at the start (4 to 10 kg along the axes). No null-space stiffness:
+# in impedance the posture term is not projected, so it would take its share of the push
+# (the displacement would be J (J^T K J + k_n I)^-1 J^T F, short of K^-1 F: by 1 % along x
+# at k_n = 0.2 N m/rad), and its damping 2 sqrt(k_n) acts on the light wrist too.
+#: The impedance's stiffness [N/m ×3, N m/rad ×3] and the node's parameters.
+IMPEDANCE_STIFFNESS = np.array([600.0, 900.0, 1200.0, 30.0, 30.0, 30.0])
+IMPEDANCE = {'command_output': 'task', 'task.link': LINK, 'task.mode': 'impedance',
+             'task.stiffness': IMPEDANCE_STIFFNESS.tolist(),
+             'task.damping': [200.0] * 3 + [0.5] * 3}
+# Operational space: each axis of the hand's error is then a unit mass with e'' + D e' + K e =
+# x_d'' (x_d'' is not an input of the node), so the circle's centripetal acceleration
+# (2 pi 0.2 Hz)^2 0.1 m = 0.158 m/s^2 leaves an error of 0.158 / |K - w^2 + j D w| = 0.26 mm
+# at K = 600 1/s^2 and the default critical D = 2 sqrt(K): 2 mm holds with a margin of 7,
+# and a stiffer K would only shrink it. The rise of the circle's speed over its first 0.5 s
+# adds a transient of at most 0.65 mm. k_n = 50 N m/rad: the arm's posture error in the null
+# space of the hand stays below 0.05 rad, where it drifts by 0.6 rad without it (the
+# projection keeps the posture term's damping off the light wrist).
+#: The node's parameters for the circle.
+OPERATIONAL_SPACE = {'command_output': 'task', 'task.link': LINK,
+                     'task.mode': 'operational_space',
+                     'task.stiffness': [600.0] * 3 + [30.0] * 3,
+                     'task.nullspace_stiffness': 50.0}
 #: The arm's joints (the posture figures leave the gripper's finger out: it moves no link of
 #: the hand's pose, and its unit is metres).
 ARM = slice(0, 7)
