@@ -6,9 +6,9 @@ The node's torque law, arrays in and arrays out: no ROS here.
     qdd_cmd     = qdd_d + kp (q_d - q) + kd (qd_d - qd)        (PD terms where references exist)
     feedforward = rnea(q, qd, qdd_cmd, f_ext) [+ drive_torques(qd, qdd_cmd)]   (drive.compensate)
     gravity     = rnea(q, 0, 0, f_ext)
-    command     = feedforward or gravity, optionally clamped to the effort limits and rate
-                  limited (gravity from a detected contact on, with contact.reaction
-                  gravity_compensation)
+    command     = feedforward, gravity or the task-space law of one link (:mod:`.task`),
+                  optionally clamped to the effort limits and rate limited (gravity from a
+                  detected contact on, with contact.reaction gravity_compensation)
     residual    = the momentum observer's estimate of the external joint torques, from the
                   measured efforts (:mod:`.observer`), minus the drive's friction where the
                   efforts include it (contact.drive)
@@ -24,10 +24,12 @@ import math
 import numpy as np
 
 from .observer import Observer, REACTIONS
+from .task import DEFAULT_STIFFNESS, matrix_quaternion, quaternion_matrix, TaskSettings
 from ..drive import COULOMB_VELOCITY, drive_torques
 from ..dynamics import gravity_torques, payload_wrench, rnea
+from ..frames import link_pose
 
-COMMAND_OUTPUTS = ('feedforward', 'gravity_compensation')
+COMMAND_OUTPUTS = ('feedforward', 'gravity_compensation', 'task')
 DRIVE_VELOCITIES = ('measured', 'desired')
 #: Whether the observer's efforts include the drive (``contact.drive``): ``auto`` is ``on`` when
 #: one of :data:`DRIVE_LISTS` is given.
@@ -111,6 +113,8 @@ class Config:
         :data:`DRIVE_LISTS` is given.
     contact_wrench_link
         link to estimate the external wrench at; '' for none.
+    task_link, task_mode, task_stiffness, task_damping, task_nullspace_stiffness
+        the task-space law (:class:`~.task.TaskSettings`); ``task_link`` '' for none.
 
     """
 
@@ -118,7 +122,9 @@ class Config:
                  drive_compensate=False, drive_velocity='measured',
                  coulomb_velocity=COULOMB_VELOCITY, clamp=False, effort_rate=0.0,
                  contact_observer=False, contact_gain=50.0, contact_reaction='none',
-                 contact_wrench_link='', contact_drive='auto', **per_joint):
+                 contact_wrench_link='', contact_drive='auto', task_link='',
+                 task_mode='impedance', task_stiffness=DEFAULT_STIFFNESS, task_damping=(),
+                 task_nullspace_stiffness=0.0, **per_joint):
         self.joints = tuple(joints)
         self.per_joint = {name: list(per_joint.get(name, ())) for name in PER_JOINT}
         unknown = set(per_joint) - set(PER_JOINT)
@@ -136,6 +142,11 @@ class Config:
         self.contact_reaction = contact_reaction
         self.contact_wrench_link = contact_wrench_link
         self.contact_drive = contact_drive
+        self.task_link = task_link
+        self.task_mode = task_mode
+        self.task_stiffness = tuple(task_stiffness)
+        self.task_damping = tuple(task_damping)
+        self.task_nullspace_stiffness = task_nullspace_stiffness
 
     @classmethod
     def from_parameters(cls, params):
@@ -153,7 +164,13 @@ class Config:
                    contact_gain=params.get('contact.gain', 50.0),
                    contact_reaction=params.get('contact.reaction', 'none'),
                    contact_wrench_link=params.get('contact.wrench_link', ''),
-                   contact_drive=params.get('contact.drive', 'auto'), **per_joint)
+                   contact_drive=params.get('contact.drive', 'auto'),
+                   task_link=params.get('task.link', ''),
+                   task_mode=params.get('task.mode', 'impedance'),
+                   task_stiffness=params.get('task.stiffness', DEFAULT_STIFFNESS),
+                   task_damping=params.get('task.damping', ()),
+                   task_nullspace_stiffness=params.get('task.nullspace_stiffness', 0.0),
+                   **per_joint)
 
 
 def check_lengths(config, count):
@@ -227,6 +244,10 @@ class Setup:
         switch the command to the gravity compensation while in contact.
     wrench_link
         link of the wrench estimate, or ''.
+    task
+        the checked :class:`~.task.TaskSettings`, or ``None`` (no ``task.link``).
+    task_out
+        ``~/effort_commands`` carries the task-space law (``command_output: task``).
 
     """
 
@@ -318,6 +339,14 @@ class Setup:
             raise ValueError('contact.wrench_link %r is not a link of the model (links: %s)'
                              % (link, ', '.join(sorted(model.link_body))))
         self.wrench_link = link
+        self.task_out = config.command_output == 'task'
+        self.task = None
+        if config.task_link:
+            self.task = TaskSettings(model, config.task_link, config.task_mode,
+                                     config.task_stiffness, config.task_damping,
+                                     config.task_nullspace_stiffness)
+        elif self.task_out:
+            raise ValueError('command_output task needs task.link: the link to control')
 
     def _coulomb_velocity(self, value):
         """``(nv,)`` widths in model order of one width or a list in ``joints`` order."""
@@ -368,18 +397,24 @@ class Output:
         when the observer did not run on this state.
     step
         the observer's :class:`~.observer.Step` (model order), or ``None``.
+    task_error
+        ``(6,)`` the task-space law's pose error (position [m], rotation vector [rad], root
+        axes), or ``None`` when the command is not the task-space law.
 
     """
 
-    __slots__ = ('feedforward', 'gravity', 'command', 'saturated', 'external', 'step')
+    __slots__ = ('feedforward', 'gravity', 'command', 'saturated', 'external', 'step',
+                 'task_error')
 
-    def __init__(self, feedforward, gravity, command, saturated, external=None, step=None):
+    def __init__(self, feedforward, gravity, command, saturated, external=None, step=None,
+                 task_error=None):
         self.feedforward = feedforward
         self.gravity = gravity
         self.command = command
         self.saturated = saturated
         self.external = external
         self.step = step
+        self.task_error = task_error
 
 
 class Controller:
@@ -393,6 +428,11 @@ class Controller:
     def __init__(self, sensors=()):
         self.sensors = list(sensors)
         self.desired = None  # (model, arrival [ns], Desired)
+        self.pose = None  # (model, arrival [ns], (position (3,), quaternion (4,)))
+        self.twist = None  # (model, arrival [ns], twist (6,))
+        # the task-space law's hold: (model, link, position, quaternion, posture, start [ns]),
+        # taken when the law starts (see task_command)
+        self._hold = None
         self._last_command = None  # (setup, time [ns], command)
         self.observer = Observer()
 
@@ -407,9 +447,40 @@ class Controller:
         """
         self.desired = (model, now_ns, desired)
 
-    def fresh_desired(self, setup, now_ns):
-        """Return the desired input if fresh and of the setup's model, else ``None``."""
-        entry = self.desired
+    def set_desired_pose(self, model, position, quaternion, now_ns):
+        """
+        Keep the task-space law's desired pose (root frame) that arrived at ``now_ns``.
+
+        Raises
+        ------
+        ValueError
+            a position that is not 3 finite numbers, or a quaternion ``[x, y, z, w]`` that is
+            not finite or not of unit length; the pose in use stays.
+
+        """
+        position = np.array(position, dtype=float).reshape(-1)
+        if position.shape != (3,) or not np.isfinite(position).all():
+            raise ValueError('the position must be 3 finite numbers, got %s' % position.tolist())
+        quaternion = np.array(quaternion, dtype=float).reshape(-1)
+        quaternion_matrix(quaternion)  # (checks it)
+        self.pose = (model, now_ns, (position, quaternion))
+
+    def set_desired_twist(self, model, twist, now_ns):
+        """Keep the desired twist ``(6,)`` (linear first, root axes); ``ValueError`` if bad."""
+        twist = np.array(twist, dtype=float).reshape(-1)
+        if twist.shape != (6,) or not np.isfinite(twist).all():
+            raise ValueError('the twist must be 6 finite numbers, got %s' % twist.tolist())
+        self.twist = (model, now_ns, twist)
+
+    def fresh_desired(self, setup, now_ns, entry=None):
+        """
+        Return the desired input if fresh and of the setup's model, else ``None``.
+
+        ``entry``: another input kept as ``(model, arrival, value)`` (the pose, the twist)
+        to look at instead of the desired joint input; the same ``desired_timeout`` applies.
+        """
+        if entry is None:
+            entry = self.desired
         if entry is None or entry[0] is not setup.model:
             return None
         if setup.desired_timeout_ns and now_ns - entry[1] > setup.desired_timeout_ns:
@@ -497,7 +568,7 @@ class Controller:
                 f_obs[link] = f_obs[link] + w_obs if link in f_obs else w_obs
         return f_ff, f_g, f_obs, tuple(carried)
 
-    def compute(self, setup, q, qd, now_ns, effort=None, stamp_ns=None):
+    def compute(self, setup, q, qd, now_ns, effort=None, stamp_ns=None, task_ready=True):
         """
         Torques for the measured state ``q``, ``qd`` (model order) at time ``now_ns``.
 
@@ -505,7 +576,9 @@ class Controller:
         order, finite; turned into joint torques by ``drive.effort_scale``) and the joint
         state's ``stamp_ns`` advance it; ``effort`` ``None`` pauses it. On a detected
         contact with the reaction ``gravity_compensation``, this state's command is already
-        the gravity compensation.
+        the gravity compensation. With ``command_output: task``, the command is the
+        task-space law (:meth:`task_command`); until ``task_ready`` (its compiled kernels
+        are built), the gravity compensation.
 
         Returns
         -------
@@ -537,10 +610,55 @@ class Controller:
         if not (np.isfinite(tau_ff).all() and np.isfinite(tau_g).all()):
             return None
         react = setup.react and setup.observer_on and self.observer.contact
-        command, saturated = self.limit(
-            setup, tau_ff if setup.feedforward_out and not react else tau_g, now_ns)
+        command = tau_ff if setup.feedforward_out else tau_g
+        task_error = None
+        if not setup.task_out:
+            self._hold = None  # the law takes the pose it has when it starts
+        elif task_ready and not react:
+            f_task = f_ff if not any(s.compensate for s in self.sensors) else \
+                self.wrenches(setup, q, qd, setup.zero, now_ns)[0]
+            tau_task, task_error = self.task_command(setup, q, qd, desired, now_ns, f_task)
+            command = setup.to_outputs(tau_task)
+            if not np.isfinite(command).all():
+                return None
+        command, saturated = self.limit(setup, tau_g if react else command, now_ns)
         return Output(tau_ff, tau_g, command, saturated,
-                      None if step is None else setup.to_outputs(step.residual), step)
+                      None if step is None else setup.to_outputs(step.residual), step,
+                      task_error)
+
+    def task_command(self, setup, q, qd, desired, now_ns, f_ext=None):
+        """
+        Return the task-space law's torques ``(nv,)`` (model order) and its pose error.
+
+        The desired pose and twist are the fresh ones (``desired_timeout``) that arrived
+        after the law started (one from before, an earlier use's, would make the start a
+        step); without one the link holds the pose it had when the law started, and the
+        posture is the positions of the fresh desired state where it gives them, else those
+        the joints had when the law started. With ``drive.compensate`` the drive's armature is
+        part of the mass matrix and its friction is added (at zero acceleration).
+        """
+        task = setup.task
+        model = setup.model
+        hold = self._hold
+        if hold is None or hold[0] is not model or hold[1] != task.link:
+            T = link_pose(model, q, task.link)
+            hold = (model, task.link, T[:3, 3].copy(), matrix_quaternion(T[:3, :3]), q.copy(),
+                    now_ns)
+            self._hold = hold
+        pose = self._task_input(setup, now_ns, self.pose, hold[5])
+        position, quaternion = pose if pose is not None else hold[2:4]
+        posture = None
+        if task.nullspace_stiffness > 0.0:
+            posture = hold[4]
+            if desired is not None and desired.q is not None:
+                posture = np.where(desired.mask, desired.q, posture)
+        result = task.torques(model, q, qd, position, quaternion,
+                              self._task_input(setup, now_ns, self.twist, hold[5]), posture,
+                              f_ext, setup.armature if setup.drive_on else None)
+        tau = result.torque
+        if setup.drive_on:
+            tau = tau + self.drive(setup, qd, setup.zero, desired)
+        return tau, result.error
 
     def observe(self, setup, q, qd, effort, stamp_ns, f_ext=None, g=None, carried=()):
         """
@@ -585,6 +703,12 @@ class Controller:
                 command = np.clip(command, last[2] - step, last[2] + step)
             self._last_command = (setup, now_ns, command)
         return command, saturated
+
+    def _task_input(self, setup, now_ns, entry, start_ns):
+        """Return a fresh task-space input that arrived at or after ``start_ns``, or ``None``."""
+        if entry is None or entry[1] < start_ns:
+            return None
+        return self.fresh_desired(setup, now_ns, entry)
 
     # Trajectories ------------------------------------------------------------------------------
 

@@ -37,6 +37,11 @@ from ..spatial import quaternion_to_matrix
 
 #: The task-space laws.
 MODES = ('impedance', 'operational_space')
+#: ``K`` when none is given: N/m ×3, N m/rad ×3.
+DEFAULT_STIFFNESS = (600.0, 600.0, 600.0, 30.0, 30.0, 30.0)
+#: The compiled kernels the laws call (:func:`rbd_dynamics.compiled.prepare`): both laws'
+#: (``impedance`` needs the first two), so that a change of law never waits for a build.
+KERNELS = ('jacobian', 'link_pose', 'mass_matrix', 'link_acceleration')
 #: Eigenvalue of ``J M⁻¹ Jᵀ`` [1/kg or 1/(kg m²)] below which Λ's inverse is damped.
 DAMPING_THRESHOLD = 1e-2
 #: The damping at a zero eigenvalue, in the same units.
@@ -61,9 +66,9 @@ def quaternion_matrix(quaternion):
     return quaternion_to_matrix(quaternion)
 
 
-def rotation_vector(R):
-    """Return the rotation vector of ``R`` (3×3), the shortest rotation (angle in [0, π])."""
-    # the quaternion of R (Shepperd's method: the largest of its four squares first)
+def matrix_quaternion(R):
+    """Return the unit quaternion ``[x, y, z, w]`` of ``R`` (3×3) with ``w >= 0``."""
+    # Shepperd's method: the largest of the four squares first
     trace = R[0, 0] + R[1, 1] + R[2, 2]
     squares = (1 + trace, 1 + 2 * R[0, 0] - trace, 1 + 2 * R[1, 1] - trace,
                1 + 2 * R[2, 2] - trace)
@@ -83,6 +88,12 @@ def rotation_vector(R):
             (R[1, 2] + R[2, 1]) / s, s / 4
     if w < 0.0:  # the shortest rotation: the quaternion with a non-negative scalar part
         w, x, y, z = -w, -x, -y, -z
+    return np.array([x, y, z, w])
+
+
+def rotation_vector(R):
+    """Return the rotation vector of ``R`` (3×3), the shortest rotation (angle in [0, π])."""
+    x, y, z, w = matrix_quaternion(R)
     v = math.sqrt(x * x + y * y + z * z)
     if v == 0.0:
         return np.zeros(3)
@@ -182,8 +193,7 @@ def task_torques(model, q, qd, link, position, quaternion, mode='impedance', sti
         raise ValueError('mode must be one of %s, got %r' % (', '.join(MODES), mode))
     q = np.asarray(q, dtype=float)
     qd = np.asarray(qd, dtype=float)
-    K = np.asarray(stiffness if stiffness is not None else [600.0] * 3 + [30.0] * 3,
-                   dtype=float)
+    K = np.asarray(DEFAULT_STIFFNESS if stiffness is None else stiffness, dtype=float)
     D = 2.0 * np.sqrt(K) if damping is None or len(damping) == 0 else \
         np.asarray(damping, dtype=float)
     J = jacobian(model, q, link)
@@ -213,3 +223,86 @@ def task_torques(model, q, qd, link, position, quaternion, mode='impedance', sti
     null_projected = null - J.T @ (Lam @ (M_inv_Jt.T @ null))
     tau = J.T @ force + bias + null_projected
     return TaskResult(tau, e, e_dot, J)
+
+
+def _gains(name, values, count):
+    """Return ``values`` as ``(6,)`` finite numbers >= 0 (``count`` 0: also empty, ``None``)."""
+    values = np.asarray(values, dtype=float).reshape(-1)
+    if count == 0 and values.size == 0:
+        return None
+    if values.shape != (6,) or not (np.isfinite(values).all() and (values >= 0.0).all()):
+        raise ValueError('%s must be 6 finite numbers >= 0 (3 linear, then 3 angular)%s, got %s'
+                         % (name, ', or empty' if count == 0 else '', values.tolist()))
+    return values
+
+
+class TaskSettings:
+    """
+    One task-space configuration checked against a model (the node's ``task.*``).
+
+    Attributes
+    ----------
+    link, mode
+        the controlled link and one of :data:`MODES`.
+    stiffness, damping
+        ``(6,)`` ``K`` and ``D`` (``D``: ``2 √K`` where none is given).
+    nullspace_stiffness
+        ``k_n`` [N m/rad].
+    dof
+        the number of independent joint coordinates that move the link.
+    note
+        ``''``, or why the link cannot be moved in every direction (fewer than six joint
+        coordinates on its path): the law then acts on the components they reach.
+
+    """
+
+    __slots__ = ('link', 'mode', 'stiffness', 'damping', 'nullspace_stiffness', 'dof', 'note')
+
+    def __init__(self, model, link, mode='impedance', stiffness=DEFAULT_STIFFNESS, damping=(),
+                 nullspace_stiffness=0.0):
+        """
+        Check the settings against ``model``.
+
+        Raises
+        ------
+        ValueError
+            an unknown mode or link, gains that are not 6 finite numbers >= 0, a negative
+            null-space stiffness or one on a model with spherical or floating joints.
+
+        """
+        if mode not in MODES:
+            raise ValueError('task.mode: unknown value %r (use %s)' % (mode, ' or '.join(MODES)))
+        if link not in model.link_body:
+            raise ValueError('task.link %r is not a link of the model (links: %s)'
+                             % (link, ', '.join(sorted(model.link_body))))
+        self.link = link
+        self.mode = mode
+        self.stiffness = _gains('task.stiffness', stiffness, 6)
+        damping = _gains('task.damping', damping, 0)
+        self.damping = 2.0 * np.sqrt(self.stiffness) if damping is None else damping
+        k_n = float(nullspace_stiffness)
+        if not (math.isfinite(k_n) and k_n >= 0.0):
+            raise ValueError('task.nullspace_stiffness must be a finite number >= 0, got %r'
+                             % (nullspace_stiffness,))
+        if k_n > 0.0 and model.nq != model.nv:
+            raise ValueError('task.nullspace_stiffness needs one position per velocity; this '
+                             'model has spherical or floating joints')
+        self.nullspace_stiffness = k_n
+        path = []
+        body = model.link_body[link]
+        while body >= 0:
+            if model.body_joint_names[body] not in model.mimic:
+                path.append(body)
+            body = model.parent[body]
+        self.dof = sum(model.joints[j].nv for j in path)
+        self.note = '' if self.dof >= 6 else (
+            '%s is moved by %d joint coordinate%s (fewer than 6): the law acts on the '
+            'components they reach' % (link, self.dof, '' if self.dof == 1 else 's'))
+
+    def torques(self, model, q, qd, position, quaternion, twist=None, posture=None, f_ext=None,
+                armature=None):
+        """Evaluate the law at the measured state (:func:`task_torques` with these settings)."""
+        return task_torques(model, q, qd, self.link, position, quaternion, mode=self.mode,
+                            stiffness=self.stiffness, damping=self.damping, twist=twist,
+                            nullspace_stiffness=self.nullspace_stiffness, posture=posture,
+                            f_ext=f_ext, armature=armature)

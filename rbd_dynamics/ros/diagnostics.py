@@ -48,7 +48,7 @@ class ComputeTimes:
 
 def dynamics_status(name, now_ns, active, model, *, description_updates, counts,
                     callback_failures, last_joint_state_ns, desired_ns, sensors, compute,
-                    saturated, own_thread, last_errors, observer=()):
+                    saturated, own_thread, last_errors, observer=(), task=()):
     """
     Build the node's diagnostic status.
 
@@ -83,6 +83,8 @@ def dynamics_status(name, now_ns, active, model, *, description_updates, counts,
         input kind -> the reason its last message was refused.
     observer
         ``(key, value)`` pairs of the momentum observer (:func:`observer_values`).
+    task
+        ``(key, value)`` pairs of the task-space law (:func:`task_values`).
 
     Returns
     -------
@@ -141,7 +143,7 @@ def dynamics_status(name, now_ns, active, model, *, description_updates, counts,
         add(key, counts[key])
     add('callback_failures', callback_failures)
     add('joint_states taken on', 'a thread of their own' if own_thread else 'the executor')
-    for key, value in observer:
+    for key, value in observer + task:
         add(key, value)
     for kind, reason in last_errors.items():
         add('last %s rejection' % kind, reason)
@@ -170,6 +172,32 @@ def _add_setup(add, setup, model_status, saturated):
         add('payload %s' % link, payload_text(payload))
     if not model.payloads:
         add('payloads', 'none')
+
+
+def task_values(setup, controller, note=''):
+    """
+    Describe the task-space law as ``(key, value)`` pairs for the status.
+
+    The link and law, whether ``~/effort_commands`` carry it (and ``note``: why not yet), its
+    gains, the components the link's joints reach, and what it aims at.
+    """
+    if setup is None or setup.task is None:
+        return (('task', 'off (no task.link)'),)
+    task = setup.task
+    if not setup.task_out:
+        state = 'not commanded (command_output is %s)' % setup.config.command_output
+    else:
+        state = note or 'commanding ~/effort_commands'
+    pose = controller.pose
+    return (
+        ('task', '%s, %s: %s' % (task.link, task.mode, state)),
+        ('task stiffness', vector_text(task.stiffness)),
+        ('task damping', vector_text(task.damping)),
+        ('task null-space stiffness', '%g' % task.nullspace_stiffness),
+        ('task reach', task.note or 'all six components (%d joint coordinates)' % task.dof),
+        ('task desired pose (last received)', 'none (holding the pose at start)'
+         if pose is None else
+         'position %s, quaternion %s' % (vector_text(pose[2][0]), vector_text(pose[2][1]))))
 
 
 def observer_values(setup, observer, wrench_rank=None, wrench_note=''):

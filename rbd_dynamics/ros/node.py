@@ -7,7 +7,8 @@ in the hand. On every joint state that completes the robot's state it asks the t
 (:class:`rbd_dynamics.control.law.Controller`, no ROS in it) for the torques and publishes
 ``~/feedforward``, ``~/gravity_compensation`` and ``~/effort_commands`` (and, with
 ``contact.observer``, ``~/external_effort``, ``~/contact`` and ``~/external_wrench`` from the
-measured efforts). This module is wiring:
+measured efforts; with ``command_output: task``, ``~/task_error``, the command being the
+task-space law toward ``~/desired_pose``). This module is wiring:
 subscriptions, publishers, services and parameters (declared from the table of
 :mod:`rbd_dynamics.ros.parameters`). The rest lives beside it:
 
@@ -37,10 +38,11 @@ import threading
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import InertiaStamped, WrenchStamped
+from geometry_msgs.msg import InertiaStamped, PoseStamped, TwistStamped, WrenchStamped
 import numpy as np
 import rbd_dynamics as rbd
 from rbd_dynamics import compiled
+from rbd_dynamics.control import task
 from rbd_dynamics.control.law import check_lengths, Config, Controller, Setup
 from rbd_dynamics.control.observer import wrench_at
 from rbd_dynamics.control.sensors import Sensor
@@ -63,7 +65,7 @@ from . import parameters
 from .conversions import (desired_from_array, desired_from_trajectory, to_float_array,
                           trajectory_to_arrays, wrench_to_array)
 from .diagnostics import (ComputeTimes, COUNTS, dynamics_status, observer_values, payload_text,
-                          vector_text)
+                          task_values, vector_text)
 from .executor import FailureCounter, run, SubscriptionThread
 from .model_source import ModelSource, payload_changes
 
@@ -175,6 +177,9 @@ class DynamicsNode(Node):
                                                    event_callbacks=quiet_pub)
         self._pub_wrench = self.create_publisher(WrenchStamped, '~/external_wrench', 10,
                                                  event_callbacks=quiet_pub)
+        self._pub_task_error = self.create_publisher(TwistStamped, '~/task_error', 10,
+                                                     event_callbacks=quiet_pub)
+        self._msg_task_error = TwistStamped()
         self._msg_ff = JointState()
         self._msg_g = JointState()
         self._msg_cmd = Float64MultiArray()
@@ -187,9 +192,12 @@ class DynamicsNode(Node):
         self._contact_lock = threading.Lock()  # one ~/contact message per change, in order
         self._contact_published = None
         self._wrench_rank = None  # rank of J^T of the last wrench estimate
-        self._eom_warm_up = None  # the thread compiling the Jacobian's kernel, once
-        self._wrench_note = ''  # why no wrench is estimated yet, for the diagnostics
-        self._wrench_failed = False
+        # the threads compiling the kernels of the wrench estimate and the task-space law
+        # (one per purpose), and why they are not ready, for the diagnostics
+        self._warm_ups = {}
+        self._warm_up_notes = {}
+        self._warm_up_failed = set()
+        self._task_noted = None  # the task note last logged
         self._publish_contact()
         self.create_service(Trigger, '~/reset_contact', self._on_reset_contact)
         self.create_subscription(String, 'robot_description',
@@ -197,13 +205,13 @@ class DynamicsNode(Node):
         self._joint_state_thread = None
         if self._p['joint_states_thread']:
             try:
-                self._joint_state_thread = SubscriptionThread(self, 'joint_states', inputs=2)
+                self._joint_state_thread = SubscriptionThread(self, 'joint_states', inputs=4)
             except RuntimeError as exc:
                 self.get_logger().warning('joint_states_thread: %s; joint states go through '
                                           'the executor' % exc)
-        # The desired inputs are taken on the joint-state thread too, before the joint states
-        # of the same wake-up: a desired state published before a joint state answers it, even
-        # when the executor thread runs late.
+        # The desired inputs (four: state, accelerations, pose, twist) are taken on the
+        # joint-state thread too, before the joint states of the same wake-up: a desired input
+        # published before a joint state answers it, even when the executor thread runs late.
         group = self._joint_state_thread and self._joint_state_thread.callback_group
         joint_states = self.create_subscription(
             JointState, 'joint_states', self._on_joint_state, STREAM_QOS, callback_group=group,
@@ -215,7 +223,13 @@ class DynamicsNode(Node):
             (self.create_subscription(Float64MultiArray, '~/desired_accelerations',
                                       self._on_desired_accelerations, 10, callback_group=group,
                                       event_callbacks=command_sub),
-             self._on_desired_accelerations)]
+             self._on_desired_accelerations),
+            (self.create_subscription(PoseStamped, '~/desired_pose', self._on_desired_pose, 10,
+                                      callback_group=group, event_callbacks=command_sub),
+             self._on_desired_pose),
+            (self.create_subscription(TwistStamped, '~/desired_twist', self._on_desired_twist,
+                                      10, callback_group=group, event_callbacks=command_sub),
+             self._on_desired_twist)]
         if self._joint_state_thread is not None:
             self._joint_state_thread.start(joint_states, self._on_joint_state, desired)
         self.create_subscription(InertiaStamped, '~/payload', self._on_payload, 10,
@@ -548,6 +562,38 @@ class DynamicsNode(Node):
             return self._reject('desired', str(exc))
         self._controller.set_desired(setup.model, desired, self.get_clock().now().nanoseconds)
 
+    def _root_frame(self, setup, msg):
+        """Check that a task-space input is in the root link's frame; ``ValueError`` if not."""
+        frame = msg.header.frame_id
+        if frame not in ('', setup.model.root_link):
+            raise ValueError('header.frame_id %r: give it in the root link %r (or leave it '
+                             'empty)' % (frame, setup.model.root_link))
+
+    def _on_desired_pose(self, msg):
+        setup = self._setup
+        if setup is None:
+            return self._reject('desired', 'no model yet')
+        p, o = msg.pose.position, msg.pose.orientation
+        try:
+            self._root_frame(setup, msg)
+            self._controller.set_desired_pose(setup.model, (p.x, p.y, p.z),
+                                              (o.x, o.y, o.z, o.w),
+                                              self.get_clock().now().nanoseconds)
+        except ValueError as exc:
+            return self._reject('desired', 'desired_pose: %s' % exc)
+
+    def _on_desired_twist(self, msg):
+        setup = self._setup
+        if setup is None:
+            return self._reject('desired', 'no model yet')
+        v, w = msg.twist.linear, msg.twist.angular
+        try:
+            self._root_frame(setup, msg)
+            self._controller.set_desired_twist(setup.model, (v.x, v.y, v.z, w.x, w.y, w.z),
+                                               self.get_clock().now().nanoseconds)
+        except ValueError as exc:
+            return self._reject('desired', 'desired_twist: %s' % exc)
+
     def _on_wrench(self, sensor, msg):
         setup = self._setup
         try:
@@ -599,7 +645,10 @@ class DynamicsNode(Node):
 
     def _publish(self, setup, q, qd, now, stamp, effort=None):
         stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec
-        out = self._controller.compute(setup, q, qd, now, effort, stamp_ns)
+        task_ready = not setup.task_out or self._kernels_ready(
+            setup.model, 'task', task.KERNELS, 'command_output task',
+            '~/effort_commands carry the gravity compensation until then')
+        out = self._controller.compute(setup, q, qd, now, effort, stamp_ns, task_ready)
         if out is None:
             self._counts['non_finite_outputs'] += 1
             self.get_logger().error('non-finite torque computed (q=%s, qd=%s); publishing '
@@ -618,7 +667,12 @@ class DynamicsNode(Node):
             self._msg_ff.name = list(setup.joints)
             self._msg_g.name = list(setup.joints)
             self._msg_external.name = list(setup.joints)
+            self._msg_task_error.header.frame_id = setup.model.root_link
             self._named = setup
+            note = setup.task.note if setup.task is not None else ''
+            if note and note != self._task_noted:
+                self.get_logger().warning('task.link %s' % note)
+            self._task_noted = note
         # A topic nobody subscribes to is skipped: turning the message into its C form is a
         # large part of a publish, and DDS would discard it anyway.
         for pub, msg, tau in ((self._pub_ff, self._msg_ff, out.feedforward),
@@ -632,6 +686,12 @@ class DynamicsNode(Node):
             self._msg_cmd.data = to_float_array(command)
             self._pub_cmd.publish(self._msg_cmd)
         self._counts['outputs'] += 1
+        if out.task_error is not None and self._pub_task_error.get_subscription_count():
+            msg = self._msg_task_error
+            msg.header.stamp = stamp
+            lin, ang = msg.twist.linear, msg.twist.angular
+            lin.x, lin.y, lin.z, ang.x, ang.y, ang.z = (float(v) for v in out.task_error)
+            self._pub_task_error.publish(msg)
         if out.step is not None:  # after the torques, which a controller waits for
             self._publish_observer(setup, q, out, stamp)
 
@@ -645,8 +705,9 @@ class DynamicsNode(Node):
             msg.effort = to_float_array(out.external)
             self._pub_external.publish(msg)
         link = setup.wrench_link
-        if link and self._wrench_kernels_ready(setup.model) and \
-                self._pub_wrench.get_subscription_count():
+        if link and self._pub_wrench.get_subscription_count() and self._kernels_ready(
+                setup.model, 'wrench', ('jacobian',), 'contact.wrench_link',
+                '~/external_wrench starts when it is ready'):
             w, self._wrench_rank = wrench_at(setup.model, q, link, out.step.residual)
             if np.isfinite(w).all():
                 msg = WrenchStamped()
@@ -664,41 +725,46 @@ class DynamicsNode(Node):
                    if setup.react else ''))
             self._publish_contact()
 
-    def _wrench_kernels_ready(self, model):
+    def _kernels_ready(self, model, purpose, kernels, setting, meanwhile):
         """
-        Say whether the wrench can be estimated without compiling on the torque path.
+        Say whether ``kernels`` run on ``model`` without compiling on the torque path.
 
-        The compiled Jacobian's kernel is built (or loaded from numba's cache) when a model
-        first needs it; that takes seconds without ``precompile``, so it is built on a thread of
-        its own the first time a wrench is asked for, and the wrench waits for it.
+        The compiled kernels of the equations of motion are built (or loaded from numba's
+        cache) when a model first needs them; that takes seconds without ``precompile``, so
+        they are built on a thread of their own the first time ``purpose`` (the wrench
+        estimate, the task-space law) asks, and ``purpose`` waits for them, doing
+        ``meanwhile``.
         """
-        if compiled.ready(model, 'jacobian'):  # (also where the Jacobian runs in NumPy)
+        if compiled.ready(model, kernels):  # (also where they run in NumPy)
             return True
-        warm_up = self._eom_warm_up
-        if warm_up is None or not (warm_up.is_alive() or self._wrench_failed):
+        warm_up = self._warm_ups.get(purpose)
+        if warm_up is None or not (warm_up.is_alive() or purpose in self._warm_up_failed):
             # (again for a packed model made while it compiled, a payload's: only binds then)
-            if warm_up is None:
-                self._wrench_note = "waiting for the Jacobian's compiled kernel"
+            if warm_up is None or warm_up.kernels != kernels:
+                self._warm_up_notes[purpose] = 'waiting for the compiled %s' % ', '.join(kernels)
                 self.get_logger().info(
-                    'building the compiled Jacobian for contact.wrench_link (once per process; '
-                    "python -m rbd_dynamics precompile keeps it in numba's cache); "
-                    '~/external_wrench starts when it is ready')
-            self._eom_warm_up = threading.Thread(target=self._warm_up_jacobian, args=(model,),
-                                                 name='rbd_dynamics eom warm-up', daemon=True)
-            self._eom_warm_up.start()
+                    'building the compiled %s for %s (once per process; python -m '
+                    "rbd_dynamics precompile keeps them in numba's cache); %s"
+                    % (', '.join(kernels), setting, meanwhile))
+            warm_up = threading.Thread(target=self._warm_up, args=(model, purpose, kernels,
+                                                                   setting),
+                                       name='rbd_dynamics %s warm-up' % purpose, daemon=True)
+            warm_up.kernels = kernels
+            self._warm_ups[purpose] = warm_up
+            warm_up.start()
         return False
 
-    def _warm_up_jacobian(self, model):
+    def _warm_up(self, model, purpose, kernels, setting):
         try:
-            compiled.prepare(model, ('jacobian',))
-        except Exception as exc:  # (whatever numba raises) the torques go on without a wrench
-            self._wrench_failed = True
-            self._wrench_note = 'the Jacobian could not be compiled: %s' % exc
-            self.get_logger().error('contact.wrench_link: %s; no ~/external_wrench'
-                                    % self._wrench_note)
+            compiled.prepare(model, kernels)
+        except Exception as exc:  # (whatever numba raises) the torques go on without them
+            self._warm_up_failed.add(purpose)
+            self._warm_up_notes[purpose] = '%s could not be compiled: %s' % (
+                ', '.join(kernels), exc)
+            self.get_logger().error('%s: %s' % (setting, self._warm_up_notes[purpose]))
             return
-        self._wrench_note = ''
-        self.get_logger().info('compiled Jacobian ready: ~/external_wrench starts')
+        self._warm_up_notes.pop(purpose, None)
+        self.get_logger().info('compiled %s ready for %s' % (', '.join(kernels), setting))
 
     def _publish_contact(self):
         """Publish the latched contact state on ``~/contact`` if it changed."""
@@ -736,7 +802,9 @@ class DynamicsNode(Node):
             compute=self._compute, saturated=self._saturated,
             own_thread=self._joint_state_thread is not None, last_errors=last_errors,
             observer=observer_values(self._setup, self._controller.observer,
-                                     self._wrench_rank, self._wrench_note))
+                                     self._wrench_rank, self._warm_up_notes.get('wrench', '')),
+            task=task_values(self._setup, self._controller,
+                             self._warm_up_notes.get('task', '')))
         msg = DiagnosticArray()
         msg.header.stamp = now.to_msg()
         msg.status = [status]

@@ -17,6 +17,7 @@ import math
 import rbd_dynamics as rbd
 from rbd_dynamics.control.law import COMMAND_OUTPUTS, CONTACT_DRIVES, DRIVE_VELOCITIES
 from rbd_dynamics.control.observer import REACTIONS
+from rbd_dynamics.control.task import DEFAULT_STIFFNESS, MODES
 from rclpy.parameter import Parameter
 
 from .conversions import CONVENTIONS
@@ -116,6 +117,10 @@ def _non_zero(value):
     return reason
 
 
+def _six_or_empty(value):
+    return _finite(6, 0.0)(value) if len(value) else ''
+
+
 def _no_duplicates(value):
     return 'lists a joint more than once' if len(set(value)) != len(value) else ''
 
@@ -154,7 +159,9 @@ PARAMETERS = (
     Spec('joints', [], T.STRING_ARRAY, 'output order of the torques and of '
          'desired_accelerations; empty: every independent joint in model order', SETUP,
          _no_duplicates),
-    Spec('command_output', 'feedforward', T.STRING, 'torque published on ~/effort_commands',
+    Spec('command_output', 'feedforward', T.STRING, 'torque published on ~/effort_commands: '
+         'feedforward, gravity_compensation, or task (the task-space law of task.link, with '
+         'the pose on ~/desired_pose)',
          SETUP, _one_of(COMMAND_OUTPUTS), ' or '.join(COMMAND_OUTPUTS)),
     Spec('kp', [], T.DOUBLE_ARRAY, 'position gains in joints order [1/s^2]; empty: zero', SETUP,
          _finite(0, 0.0), NON_NEGATIVE_LIST),
@@ -224,6 +231,22 @@ PARAMETERS = (
     Spec('contact.wrench_link', '', T.STRING, 'link to estimate the external wrench at '
          '(least squares of J^T w = residual, in that link frame, on ~/external_wrench); '
          'empty: none', SETUP),
+    Spec('task.link', '', T.STRING, 'link the task-space law controls (fixed-joint children '
+         'allowed); empty: none', SETUP),
+    Spec('task.mode', MODES[0], T.STRING, 'task-space law: impedance, tau = J^T (K e + D '
+         'de) + C qd + g + tau_null; operational_space, tau = J^T Lambda (K e + D de - dJ qd) '
+         '+ C qd + g + N^T tau_null', SETUP, _one_of(MODES), ' or '.join(MODES)),
+    Spec('task.stiffness', list(DEFAULT_STIFFNESS), T.DOUBLE_ARRAY, 'K of the task-space law '
+         'in the root link axes: 3 linear [N/m], then 3 angular [N m/rad]', SETUP,
+         _finite(6, 0.0), '6 finite numbers >= 0'),
+    Spec('task.damping', [], T.DOUBLE_ARRAY, 'D of the task-space law: 3 linear [N s/m], then '
+         '3 angular [N m s/rad]; empty: 2 sqrt(K) (critical damping of a unit mass, of the '
+         'unit system in operational space)', SETUP, _six_or_empty,
+         '6 finite numbers >= 0, or empty'),
+    Spec('task.nullspace_stiffness', 0.0, T.DOUBLE, 'stiffness toward the posture (the desired '
+         "state's positions, else the positions when the law started) [N m/rad], with damping "
+         '2 sqrt of it; projected into the null space in operational_space', SETUP,
+         _finite(minimum=0.0), '>= 0'),
     Spec('joint_states_thread', True, T.BOOL, 'take joint_states on a thread of its own (the '
          'executor of rclpy costs more per message than the dynamics); false: in the executor '
          'with every other callback', FIXED),

@@ -12,6 +12,9 @@ import numpy as np
 import pytest
 import rbd_dynamics as rbd
 from rbd_dynamics.control import task
+from rbd_dynamics.control.law import Config, Controller, Setup
+from rbd_dynamics.control.sensors import Sensor
+from rbd_dynamics.drive import drive_torques
 from rbd_dynamics.resources import demo_urdf_path
 from rbd_dynamics.spatial import axis_angle_to_matrix
 from support.robots import robots_directory
@@ -146,3 +149,146 @@ def test_an_unknown_link_and_mode_are_refused(arm):
     with pytest.raises(ValueError, match='mode'):
         task.task_torques(arm, np.zeros(arm.nv), np.zeros(arm.nv), LINK, [0, 0, 0.5],
                           [0, 0, 0, 1], mode='admittance')
+
+
+# ---------------------------------------------------------------------------------------------
+# The node's law with command_output task (Controller): the pose it holds, the inputs it
+# takes, the drive and the sensors as in the joint-space law.
+MS = 1_000_000  # ns
+
+
+def _setup(model, **values):
+    values.setdefault('command_output', 'task')
+    values.setdefault('task_link', LINK)
+    values.setdefault('desired_timeout', 0.1)
+    return Setup(model, Config(**values))
+
+
+def _held(model, q):
+    T = rbd.link_pose(model, q, LINK)
+    return T[:3, 3], task.matrix_quaternion(T[:3, :3])
+
+
+def test_matrix_quaternion_inverts_quaternion_matrix():
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        quaternion = rng.normal(size=4)
+        quaternion /= np.linalg.norm(quaternion) * np.sign(quaternion[3])
+        np.testing.assert_allclose(task.matrix_quaternion(task.quaternion_matrix(quaternion)),
+                                   quaternion, atol=1e-12)
+
+
+@pytest.mark.parametrize('mode', task.MODES)
+def test_the_law_holds_the_pose_it_started_at(arm, mode):
+    setup = _setup(arm, task_mode=mode, task_nullspace_stiffness=4.0)
+    controller = Controller()
+    q0, qd = _state(arm, 5)
+    zero = np.zeros(arm.nv)
+    out = controller.compute(setup, q0, zero, 0)
+    # bumpless: at rest, where it starts, the law is the gravity compensation
+    np.testing.assert_allclose(out.command, rbd.gravity_torques(arm, q0), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(out.task_error, 0.0, atol=1e-12)
+    # moved away, with no desired pose: back toward the pose and posture of the start
+    q1 = q0 + 0.05 * (np.arange(arm.nv) < 7)
+    out = controller.compute(setup, q1, qd, 10 * MS)
+    position, quaternion = _held(arm, q0)
+    expect = task.task_torques(arm, q1, qd, LINK, position, quaternion, mode=mode,
+                               nullspace_stiffness=4.0, posture=q0)
+    np.testing.assert_allclose(out.command, expect.torque, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(out.task_error, expect.error, rtol=0, atol=1e-12)
+    assert np.abs(out.task_error[:3]).max() > 1e-3
+
+
+def test_a_desired_pose_counts_from_the_start_and_while_fresh(arm):
+    setup = _setup(arm)
+    controller = Controller()
+    q, qd = _state(arm, 6)
+    position, quaternion = _held(arm, q)
+    target = position + [0.01, -0.02, 0.005]
+    controller.set_desired_pose(arm, target, quaternion, 0)  # before the law starts
+    controller.compute(setup, q, qd, 1 * MS)
+    held = task.task_torques(arm, q, qd, LINK, position, quaternion).torque
+    np.testing.assert_allclose(controller.compute(setup, q, qd, 2 * MS).command, held,
+                               rtol=0, atol=1e-9)
+    twist = np.array([0.1, 0.0, -0.05, 0.0, 0.2, 0.0])
+    controller.set_desired_pose(arm, target, quaternion, 3 * MS)
+    controller.set_desired_twist(arm, twist, 3 * MS)
+    expect = task.task_torques(arm, q, qd, LINK, target, quaternion, twist=twist).torque
+    np.testing.assert_allclose(controller.compute(setup, q, qd, 50 * MS).command, expect,
+                               rtol=0, atol=1e-9)
+    # kernels being bound (a payload's new packed model): gravity meanwhile, the pose kept
+    out = controller.compute(setup, q, qd, 51 * MS, task_ready=False)
+    np.testing.assert_allclose(out.command, out.gravity, rtol=0, atol=0)
+    assert out.task_error is None
+    np.testing.assert_allclose(controller.compute(setup, q, qd, 52 * MS).command, expect,
+                               rtol=0, atol=1e-9)
+    # older than desired_timeout: the held pose again, and no twist
+    np.testing.assert_allclose(controller.compute(setup, q, qd, 200 * MS).command, held,
+                               rtol=0, atol=1e-9)
+    # a joint-space output in between: the law starts again where the link is then
+    controller.compute(_setup(arm, command_output='feedforward'), q, qd, 201 * MS)
+    q2 = q + 0.1 * (np.arange(arm.nv) < 7)
+    out = controller.compute(setup, q2, np.zeros(arm.nv), 202 * MS)
+    np.testing.assert_allclose(out.command, rbd.gravity_torques(arm, q2), rtol=0, atol=1e-9)
+
+
+def test_bad_desired_poses_and_twists_are_refused_and_the_last_good_kept(arm):
+    controller = Controller()
+    controller.set_desired_pose(arm, [0.1, 0.2, 0.3], [0.0, 0.0, 0.0, 1.0], 0)
+    kept = controller.pose
+    for position, quaternion in (([0.1, 0.2, np.nan], [0, 0, 0, 1]), ([0.1, 0.2], [0, 0, 0, 1]),
+                                 ([0.1, 0.2, 0.3], [0, 0, 0, 0]), ([0.1, 0.2, 0.3], [0, 0, 1, 1]),
+                                 ([0.1, 0.2, 0.3], [0, 0, np.inf, 1])):
+        with pytest.raises(ValueError):
+            controller.set_desired_pose(arm, position, quaternion, 1)
+        assert controller.pose is kept
+    with pytest.raises(ValueError, match='6 finite'):
+        controller.set_desired_twist(arm, [0.0] * 5 + [np.nan], 1)
+    assert controller.twist is None
+
+
+def test_the_drive_and_a_compensated_sensor_enter_as_in_the_joint_law(arm):
+    viscous, coulomb, armature = [0.4] * arm.nv, [0.7] * arm.nv, [0.05] * arm.nv
+    sensor = Sensor('wrist', frame='ft_frame', timeout=0.0, compensate=True)
+    setup = _setup(arm, task_mode='operational_space', drive_compensate=True,
+                   **{'drive.viscous': viscous, 'drive.coulomb': coulomb,
+                      'drive.armature': armature})
+    controller = Controller([sensor])
+    q, qd = _state(arm, 7)
+    reading = np.array([2.0, -1.0, 4.0, 0.1, 0.2, -0.1])
+    sensor.reading = (0, 'ft_frame', reading)
+    controller.compute(setup, q, qd, 0)
+    position, quaternion = _held(arm, q)
+    controller.set_desired_pose(arm, position + [0.0, 0.01, 0.0], quaternion, 1 * MS)
+    out = controller.compute(setup, q, qd, 2 * MS)
+    f_ext = {'ft_frame': reading + rbd.payload_wrench(arm, 'ft_frame', q, qd)}
+    expect = task.task_torques(arm, q, qd, LINK, position + [0.0, 0.01, 0.0], quaternion,
+                               mode='operational_space', f_ext=f_ext, armature=armature).torque
+    expect = expect + drive_torques(qd, np.zeros(arm.nv), np.array(viscous), np.array(coulomb),
+                                    np.array(armature), setup.coulomb_velocity)
+    np.testing.assert_allclose(out.command, expect, rtol=0, atol=1e-9)
+    # the feedforward output is still the joint-space law's
+    np.testing.assert_allclose(out.feedforward, rbd.rnea(arm, q, qd, np.zeros(arm.nv), {
+        'ft_frame': reading + rbd.payload_wrench(arm, 'ft_frame', q, qd, np.zeros(arm.nv))})
+        + drive_torques(qd, np.zeros(arm.nv), np.array(viscous), np.array(coulomb),
+                        np.array(armature), setup.coulomb_velocity), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize('values, reason', [
+    ({'task_link': ''}, 'needs task.link'),
+    ({'task_link': 'nowhere'}, 'not a link'),
+    ({'task_mode': 'admittance'}, 'task.mode'),
+    ({'task_stiffness': [600.0] * 5}, 'task.stiffness'),
+    ({'task_stiffness': [600.0] * 5 + [-1.0]}, 'task.stiffness'),
+    ({'task_damping': [1.0, 2.0]}, 'task.damping'),
+    ({'task_nullspace_stiffness': -1.0}, 'task.nullspace_stiffness'),
+    ({'task_nullspace_stiffness': float('nan')}, 'task.nullspace_stiffness'),
+])
+def test_bad_task_settings_are_refused(arm, values, reason):
+    with pytest.raises(ValueError, match=reason):
+        _setup(arm, **values)
+
+
+def test_a_link_with_few_joints_is_noted(arm):
+    assert 'moved by 2 joint coordinates' in _setup(arm, task_link='link2').task.note
+    assert _setup(arm).task.note == '' and _setup(arm).task.dof == 7
