@@ -21,7 +21,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from .ros import NodeProcess, spin_until
+from .ros import ATTEMPT, NodeProcess, spin_until
 
 SIM = processes.command(*processes.SIM)
 TRAJECTORY = processes.command(*processes.TRAJECTORY)
@@ -236,6 +236,7 @@ class Loop:
         self.streams = [(self.peer.create_publisher(kind, topic, 100), make)
                         for topic, (kind, make) in (stream or {}).items()]
         self.forward = None
+        self._forwarded = None  # (stamp, monotonic time) of the last joint state forwarded
         if stream:
             self.forward = self.peer.create_publisher(JointState, 'joint_states_forwarded', 100)
             self.streams.append((self.forward, lambda msg: msg))
@@ -249,6 +250,18 @@ class Loop:
 
     def _on_state(self, msg):
         self.states.append(msg)
+        if not self.streams:
+            return
+        # Until its first command the lockstep driver repeats its first state (every 0.1 s):
+        # each repeat the node answered would be one more command in flight, so the loop would
+        # run a period late for good. A repeat goes on only when the node has not answered
+        # for ATTEMPT (it had no model yet, say).
+        now = time.monotonic()
+        when = self.stamp(msg)
+        if self._forwarded is not None and when <= self._forwarded[0] \
+                and now - self._forwarded[1] < ATTEMPT:
+            return
+        self._forwarded = (when, now)
         for publisher, make in self.streams:  # the joint state itself last
             publisher.publish(make(msg))
 
