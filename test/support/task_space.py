@@ -22,12 +22,15 @@ from rbd_dynamics.sim import mujoco_model
 
 #: The controlled link: the hand's tool centre point.
 LINK = 'tool_center_point'
+#: When the scene starts [s]: the circle, or the push. The hand is held where it starts until
+#: then, by a node that has settled into the task-space law (see :func:`prepare_kernels`).
+SCENE_START = 0.5
 #: The circle: radius [m], frequency [Hz], tilt of its plane from the horizontal [rad] (about
 #: the root's y axis) and the time its angular rate takes to rise from rest [s].
 RADIUS, FREQUENCY, TILT, RAMP = 0.1, 0.2, math.radians(30.0), 0.5
 #: The static push on the hand: force at its origin [N], root axes, from ``PUSH_START`` [s].
 PUSH = np.array([8.0, -6.0, 6.0])
-PUSH_START = 0.2
+PUSH_START = SCENE_START
 
 # Impedance: the stiffness differs per axis, so that an axis mixed up shows. The damping is
 # chosen for the 1 kHz loop rather than taken as its default 2 sqrt(K): J^T D J puts the
@@ -71,17 +74,18 @@ def quaternion_of(R):
 
 class Circle:
     """
-    The hand's desired path: a circle through its start, at rest at ``t = 0``.
+    The hand's desired path: a circle through its start, from rest at ``begin``.
 
     ``position(t)`` is ``center + radius (cos φ u + sin φ w)`` with ``u``, ``w`` spanning the
-    plane (tilted by ``tilt`` about the root's y axis) and ``φ(0) = 0`` at the start; ``φ̇``
-    rises from 0 to ``2π frequency`` over ``ramp`` as ``(1 − cos(π t / ramp)) / 2``, so the
-    desired velocity starts at zero and the acceleration stays bounded. The orientation stays
-    the start's.
+    plane (tilted by ``tilt`` about the root's y axis) and ``φ = 0`` at the start; from
+    ``begin`` on, ``φ̇`` rises from 0 to ``2π frequency`` over ``ramp`` as
+    ``(1 − cos(π (t − begin) / ramp)) / 2``, so the desired velocity starts at zero and the
+    acceleration stays bounded. The orientation stays the start's.
     """
 
     def __init__(self, model, q0=Q0, link=LINK, radius=RADIUS, frequency=FREQUENCY, tilt=TILT,
-                 ramp=RAMP):
+                 ramp=RAMP, begin=SCENE_START):
+        self.begin = begin
         T0 = rbd.link_pose(model, np.asarray(q0, dtype=float), link)
         self.start, self.quaternion = T0[:3, 3].copy(), quaternion_of(T0[:3, :3])
         self.radius, self.rate, self.ramp = radius, 2.0 * math.pi * frequency, ramp
@@ -92,8 +96,8 @@ class Circle:
 
     def phase(self, t):
         """Return ``(φ, φ̇)`` at ``t`` [s] (scalar or ``(n,)``)."""
-        t = np.asarray(t, dtype=float)
-        rising = t < self.ramp
+        t = np.maximum(np.asarray(t, dtype=float) - self.begin, 0.0)
+        rising = t < self.ramp  # (at rest before the beginning: 0, then rising)
         tr = np.minimum(t, self.ramp)
         rise = math.pi * tr / self.ramp
         phi = self.rate * (tr / 2.0 - self.ramp / (2.0 * math.pi) * np.sin(rise))
@@ -108,6 +112,19 @@ class Circle:
         position = self.center + self.radius * (c * self.u + s * self.w)
         velocity = self.radius * rate[..., None] * (-s * self.u + c * self.w)
         return position, velocity
+
+
+def prepare_kernels(model):
+    """
+    Build the compiled kernels the node's task-space law runs on, in numba's on-disk cache.
+
+    The node answers on the NumPy path while its compiled path loads, then with the gravity
+    compensation until the task-space law's kernels are loaded too (a fraction of a second
+    from the cache, tens of seconds when it compiles them): filled here first, that is over
+    within the first tens of milliseconds of the scene's hold, however the cache was found.
+    """
+    from rbd_dynamics import compiled
+    compiled.prepare(model, ('rnea',) + tuple(task.KERNELS))
 
 
 def stamp(msg):
