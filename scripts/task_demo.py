@@ -9,8 +9,10 @@ description, without drive) and the node drives it with ``command_output: task``
 its own process over real ROS 2 topics, in lockstep at 1 kHz. The controlled link is the hand's
 tool centre point.
 
-The hand is held where it starts for the first 0.5 s (the node has then settled into the
-task-space law: its compiled kernels are loaded first), then:
+The demo forwards the joint states to the node and its commands to the driver; before the
+driver runs, it waits for the node to answer with the task-space law (the first run on a
+machine compiles its kernels, for tens of seconds). The hand is held where it starts for
+0.2 s, then:
 
 1. Operational space, ``task.nullspace_stiffness`` 50 N m/rad: the hand follows a circle of
    10 cm at 0.2 Hz in a plane tilted by 30°, its orientation held; the desired pose and twist
@@ -42,7 +44,13 @@ PUSH_SECONDS = 3.0  # of the impedance push; the displacement is read over its l
 def over_topics(label, node, sim, seconds, stream, log):
     """Run the node and the simulated driver for ``seconds``: ``(t, q)`` in ``JOINTS`` order."""
     from support.sim import Loop
-    run = Loop('%s_%s' % (NS, label), node, dict(sim, wrench_frame=''), stream=stream)
+    from support.task_space import SETTLE
+    try:
+        run = Loop('%s_%s' % (NS, label), node, dict(sim, wrench_frame=''),
+                   stream=stream or {}, settle=SETTLE)
+    except AssertionError as exc:  # the processes did not start, or the node did not settle
+        log.write('--- %s\n%s\n' % (label, exc))
+        sys.exit('task_demo: the %s run did not start; see %s' % (label, log.name))
     try:
         t, q = run.run_until(seconds, timeout=120.0 + 20.0 * seconds)
     finally:
@@ -147,7 +155,7 @@ def main():
     from rbd_dynamics.resources import demo_urdf_path
     from support.task_space import Circle, circle_stream, FREQUENCY, hand_positions, \
         IMPEDANCE, IMPEDANCE_STIFFNESS, LINK, nullspace_error, OPERATIONAL_SPACE, \
-        prepare_kernels, PUSH, PUSH_START, RAMP, SCENE_START, tracking_figures
+        PUSH, PUSH_START, RAMP, SCENE_START, tracking_figures
     from support.sim import JOINTS, Q0
     with open(demo_urdf_path()) as stream:
         urdf = stream.read()
@@ -158,10 +166,6 @@ def main():
     circle = Circle(model)
     risen = SCENE_START + RAMP
     end = risen + args.periods / FREQUENCY
-    if not args.in_process:
-        print('loading the compiled kernels of the task-space law (compiled on the first run) '
-              '...', flush=True)
-        prepare_kernels(model)
     os.makedirs(args.out, exist_ok=True)
     where = 'in this process' if args.in_process else 'over topics'
     with open(os.path.join(args.out, 'processes.log'), 'w') as log:

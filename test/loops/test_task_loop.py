@@ -4,8 +4,10 @@ Task-space control in the closed loop: the demo arm's hand pushed, and led round
 The node (``command_output: task``) drives the simulated demo arm in lockstep at 1 kHz over
 real topics, with the exact model (the simulated arm is its description, without drive). Its
 controlled link is the hand's tool centre point (:data:`support.task_space.LINK`); the hand is
-held where it starts until the scene starts (:data:`support.task_space.SCENE_START`), and
-from then on the node answers every joint state with the task-space law.
+held where it starts until the scene starts (:data:`support.task_space.SCENE_START`). The
+test forwards the joint states to the node and its commands to the driver, and before the
+driver runs it waits for the node to answer with the task-space law: from the first state on,
+every state is answered with it.
 
 - impedance: held where it starts (no desired pose: the node holds the pose of its start), the
   hand is pushed by a constant force ``F``; once settled it has moved by ``K⁻¹ F``;
@@ -30,18 +32,15 @@ import rbd_dynamics as rbd  # noqa: E402
 from rbd_dynamics.control import task  # noqa: E402
 from support.sim import JOINTS, Loop, Q0  # noqa: E402
 from support.task_space import Circle, circle_stream, FREQUENCY, hand_positions, \
-    IMPEDANCE, IMPEDANCE_STIFFNESS, LINK, nullspace_error, OPERATIONAL_SPACE, \
-    prepare_kernels, PUSH, PUSH_START, quaternion_of, RAMP, SCENE_START, stamp, \
-    tracking_figures, twist_of  # noqa: E402
+    IMPEDANCE, IMPEDANCE_STIFFNESS, LINK, nullspace_error, OPERATIONAL_SPACE, PUSH, \
+    PUSH_START, quaternion_of, RAMP, SCENE_START, SETTLE, stamp, tracking_figures, \
+    twist_of  # noqa: E402
 
 PUSH_END = PUSH_START + 2.3  # s; settled over its last quarter second
 SETTLED = PUSH_END - 0.25
 RISEN = SCENE_START + RAMP  # the circle's speed has risen
 PERIODS = 1  # of the circle, measured from RISEN
 CIRCLE_END = RISEN + PERIODS / FREQUENCY
-# from here on every joint state is answered by the task-space law (before it, the node may
-# still be loading its kernels, with the gravity compensation meanwhile)
-SETTLED_LAW = SCENE_START - 0.2
 NO_SENSOR = {'wrench_frame': ''}
 ERROR = {'error': (TwistStamped, 'rbd_dynamics/task_error', 20000)}
 
@@ -56,7 +55,7 @@ def check_task_error(run, t, q, model, desired):
 
     ``desired(t)`` gives the desired position and quaternion; the node's error of a state is
     its pose error at the state's positions (the node had the desired pose of that state).
-    From :data:`SETTLED_LAW` on, every state has one: the command was the task-space law.
+    Every state has one: its command was the task-space law.
     """
     published = errors_by_stamp(run)
     missing = []
@@ -69,22 +68,21 @@ def check_task_error(run, t, q, model, desired):
         expected = task.pose_error(rbd.link_pose(model, positions, LINK), position, quaternion)
         assert np.abs(error - expected).max() < 1e-6, (when, error, expected)
     # (the answers to the last states may still be on their way)
-    late = [when for when in missing if SETTLED_LAW <= when < t[-1] - 0.01]
-    assert not late, 'no task-space law at %d states from %g s on (%s ...)' % (
-        len(late), SETTLED_LAW, late[:5])
+    missing = [when for when in missing if when < t[-1] - 0.01]
+    assert not missing, 'no task-space law at %d states (%s ...)' % (len(missing), missing[:5])
+    assert run.dropped == 0  # one command per state
 
 
 @pytest.fixture(scope='module')
 def arm(model):
     assert model.joint_names == tuple(JOINTS)
-    prepare_kernels(model)
     return model
 
 
 def test_impedance_static_push_moves_the_hand_by_its_compliance(loop, arm):
     pushed = dict(NO_SENSOR, push_link=LINK, push_force=PUSH.tolist(), push_start=PUSH_START,
                   push_duration=100.0)
-    run = loop('/task_push', IMPEDANCE, pushed, record=ERROR)
+    run = loop('/task_push', IMPEDANCE, pushed, record=ERROR, stream={}, settle=SETTLE)
     t, q = run.run_until(PUSH_END)
     assert len(t) and t[-1] >= PUSH_END, run.logs()
     start = rbd.link_pose(arm, q[0], LINK)
@@ -114,7 +112,7 @@ def circle_run(arm):
     """Run the circle once: the circle, the loop's states ``(t, q)`` and its errors."""
     circle = Circle(arm)
     run = Loop('/task_circle', OPERATIONAL_SPACE, NO_SENSOR, stream=circle_stream(circle),
-               record=ERROR)
+               settle=SETTLE, record=ERROR)
     try:
         t, q = run.run_until(CIRCLE_END, timeout=300.0)
     finally:

@@ -22,9 +22,12 @@ from rbd_dynamics.sim import mujoco_model
 
 #: The controlled link: the hand's tool centre point.
 LINK = 'tool_center_point'
-#: When the scene starts [s]: the circle, or the push. The hand is held where it starts until
-#: then, by a node that has settled into the task-space law (see :func:`prepare_kernels`).
-SCENE_START = 0.5
+#: When the scene starts [s]: the circle, or the push; the hand is held where it starts until
+#: then.
+SCENE_START = 0.2
+#: The node's output on which it answers with the task-space law (:class:`support.sim.Loop`'s
+#: ``settle``: not the gravity compensation it gives while that law's kernels load).
+SETTLE = (TwistStamped, 'rbd_dynamics/task_error')
 #: The circle: radius [m], frequency [Hz], tilt of its plane from the horizontal [rad] (about
 #: the root's y axis) and the time its angular rate takes to rise from rest [s].
 RADIUS, FREQUENCY, TILT, RAMP = 0.1, 0.2, math.radians(30.0), 0.5
@@ -112,19 +115,6 @@ class Circle:
         position = self.center + self.radius * (c * self.u + s * self.w)
         velocity = self.radius * rate[..., None] * (-s * self.u + c * self.w)
         return position, velocity
-
-
-def prepare_kernels(model):
-    """
-    Build the compiled kernels the node's task-space law runs on, in numba's on-disk cache.
-
-    The node answers on the NumPy path while its compiled path loads, then with the gravity
-    compensation until the task-space law's kernels are loaded too (a fraction of a second
-    from the cache, tens of seconds when it compiles them): filled here first, that is over
-    within the first tens of milliseconds of the scene's hold, however the cache was found.
-    """
-    from rbd_dynamics import compiled
-    compiled.prepare(model, ('rnea',) + tuple(task.KERNELS))
 
 
 def stamp(msg):
