@@ -13,12 +13,16 @@ from the rbd_dynamics node (its own process, the bundled demo arm, a wrist wrenc
 input at 100 Hz, the wrench compensated for the modelled gripper and tared, with PD gains, drive
 compensation, clamped effort limits with a rate limit, a payload and the momentum observer on the
 joint states' efforts: see ``node_parameters``) against a bare rclpy relay
-(its own process, republishing each joint state) in alternating blocks. Reports p50/p90/p99/max,
+(its own process, republishing each joint state) in alternating blocks; and a third process,
+the same node with ``command_output: task`` (operational space at the tool centre point, with
+a null-space posture, a desired pose at 100 Hz), timed the same way: until its ``~/feedforward``,
+the first output of a joint state, published once every output of the state (the task law's
+command included) is computed. Reports p50/p90/p99/max,
 dropped outputs, and the ticks this process skipped when it was itself stalled (a late tick is
 skipped, as a driver's control loop does, not sent in a burst). Beside it, in this process, the
 torque law's compute time per joint state (``Controller.compute`` with the same configuration)
-without and with the observer, and the wrench estimate at the tool that ``~/external_wrench``
-adds when someone subscribes to it.
+without and with the observer, with the task-space law, and the wrench estimate at the tool
+that ``~/external_wrench`` adds when someone subscribes to it.
 
 startup: the node running without a description; the time from publishing the description on
 the latched topic to the first torque, and until the node reports its compiled path in use
@@ -53,7 +57,8 @@ os.environ.setdefault('ROS_DOMAIN_ID', str(101 - os.getpid() % 50))
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
-from geometry_msgs.msg import InertiaStamped, WrenchStamped  # noqa: E402
+from geometry_msgs.msg import InertiaStamped, PoseStamped, TwistStamped  # noqa: E402
+from geometry_msgs.msg import WrenchStamped  # noqa: E402
 import numpy as np  # noqa: E402
 import rbd_dynamics as rbd  # noqa: E402
 from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
@@ -121,13 +126,21 @@ def rss_mb(pid):
 class Driver:
     """Publishes joint states at a fixed rate and records when each answer comes back."""
 
-    def __init__(self, namespace, output, model, extras=False):
+    def __init__(self, namespace, output, model, extras=False, pose=None):
         self.node = rclpy.create_node('bench_driver', namespace=namespace)
         self.model = model
         self.pub = self.node.create_publisher(JointState, 'joint_states', 10)
         self.received = {}
         self.node.create_subscription(JointState, output, self._on_output, 100)
         self.extras = extras
+        self.pose = None
+        if pose is not None:  # the task law's desired pose, (position, quaternion)
+            self.pub_pose = self.node.create_publisher(PoseStamped, 'rbd_dynamics/desired_pose',
+                                                       10)
+            self.pose = PoseStamped()
+            p, o = self.pose.pose.position, self.pose.pose.orientation
+            p.x, p.y, p.z = (float(v) for v in pose[0])
+            o.x, o.y, o.z, o.w = (float(v) for v in pose[1])
         if extras:
             self.pub_wrench = self.node.create_publisher(WrenchStamped, '/bench/wrench', 10)
             self.pub_desired = self.node.create_publisher(
@@ -162,6 +175,8 @@ class Driver:
         self.pub_wrench.publish(self.wrench)
         self.desired.points[0].accelerations = [0.5 * wave] * self.model.nv
         self.pub_desired.publish(self.desired)
+        if self.pose is not None:
+            self.pub_pose.publish(self.pose)
 
     def run(self, seconds, rate=1000.0, late=0.5):
         """
@@ -244,12 +259,32 @@ def node_parameters(urdf):
             'contact.wrench_link': 'tool_center_point'}
 
 
+def task_parameters(urdf):
+    """Return :func:`node_parameters` with the task-space law on ``~/effort_commands``."""
+    return dict(node_parameters(urdf), **{
+        'command_output': 'task', 'task.link': TASK_LINK, 'task.mode': 'operational_space',
+        'task.nullspace_stiffness': 5.0})
+
+
+#: The task-space law's link, and the desired pose the benchmark sends it (near the arm's
+#: pose at q = 0.3 sin(i): a few centimetres off).
+TASK_LINK = 'tool_center_point'
+
+
+def task_pose(model):
+    """Return a desired pose ``(position, quaternion)`` of the task link near its start."""
+    from rbd_dynamics.control.task import matrix_quaternion
+    T = rbd.link_pose(model, 0.3 * np.sin(np.arange(model.nq)), TASK_LINK)
+    return T[:3, 3] + [0.02, -0.01, 0.03], matrix_quaternion(T[:3, :3])
+
+
 def law_times(urdf, count=3000):
     """
     Time the torque law per joint state, in this process, as the node configures it.
 
     ``Controller.compute`` with the configuration of :func:`node_parameters` and a fresh tared
-    reading of the wrist sensor, without and with the observer, and the wrench estimate at
+    reading of the wrist sensor, without and with the observer, with the task-space law of
+    :func:`task_parameters` (and the observer), and the wrench estimate at
     ``contact.wrench_link``: ``{name: {'p50_us', 'p99_us'}}``.
     """
     from rbd_dynamics.control.law import Config, Controller, Setup
@@ -263,11 +298,18 @@ def law_times(urdf, count=3000):
     sensor = Sensor('wrist', timeout=0.0, compensate=True)
     sensor.reading = (0, 'ft_frame', np.array([0.0, 0.0, -5.0, 0.0, 0.0, 0.0]))
     sensor.bias = ('ft_frame', np.array([0.1, 0.0, 0.2, 0.0, 0.01, 0.0]))
+    from rbd_dynamics import compiled
+    from rbd_dynamics.control import task
+    compiled.prepare(model, task.KERNELS)
     rows = {}
-    for name, observer in (('law', False), ('law with observer', True)):
-        setup = Setup(model, Config.from_parameters(dict(params, **{'contact.observer':
+    for name, observer, values in (('law', False, params), ('law with observer', True, params),
+                                   ('task law (operational space) with observer', True,
+                                    task_parameters(urdf))):
+        setup = Setup(model, Config.from_parameters(dict(values, **{'contact.observer':
                                                                     observer})))
         controller = Controller([sensor])
+        if setup.task_out:
+            controller.set_desired_pose(model, *task_pose(model), 0)
         times = []
         for k in range(count):
             q = 0.3 * np.sin(k * 1e-3 + np.arange(model.nq))
@@ -320,16 +362,29 @@ def latency(args, report):
     relay = start([sys.executable, os.path.abspath(__file__), 'relay'], '/bench_relay')
     params = node_parameters(urdf)
     node = start(node_command(), '/bench_node', params)
+    task_node = start(node_command(), '/bench_task', task_parameters(urdf))
     relay_driver = Driver('/bench_relay', 'bench_relay/out', model)
     node_driver = Driver('/bench_node', 'rbd_dynamics/feedforward', model, extras=True)
+    task_driver = Driver('/bench_task', 'rbd_dynamics/feedforward', model, extras=True,
+                         pose=task_pose(model))
+    drivers = (('relay', relay_driver), ('node', node_driver), ('task', task_driver))
     try:
         assert wait_first(relay_driver), 'the relay does not answer'
         assert wait_first(node_driver), 'the node does not answer'
+        assert wait_first(task_driver), 'the task node does not answer'
+        task_ready = threading.Event()  # its kernels are built on first use
+        task_driver.node.create_subscription(TwistStamped, 'rbd_dynamics/task_error',
+                                             lambda msg: task_ready.set(), 10)
+        end = time.monotonic() + 120.0
+        while not task_ready.is_set() and time.monotonic() < end:
+            task_driver.run(0.05, rate=100.0)
+        assert task_ready.is_set(), 'the task node does not run its law'
         tare(node_driver)
-        merged = {'relay': {}, 'node': {}}
-        skipped = {'relay': 0, 'node': 0}
+        tare(task_driver)
+        merged = {name: {} for name, _ in drivers}
+        skipped = dict.fromkeys(merged, 0)
         for block in range(args.blocks):
-            for name, driver in (('relay', relay_driver), ('node', node_driver)):
+            for name, driver in drivers:
                 driver.received.clear()
                 result = driver.run(args.seconds)
                 summary = summarize(result)
@@ -342,20 +397,25 @@ def latency(args, report):
             rows[name]['driver_ticks_skipped'] = skipped[name]
         rows['node']['rss_mb'] = rss_mb(node.pid)
     finally:
-        relay_driver.close()
-        node_driver.close()
+        for _, driver in drivers:
+            driver.close()
         relay.stop()
         node.stop()
+        task_node.stop()
     ratio50 = rows['node']['p50_us'] / rows['relay']['p50_us']
     ratio99 = rows['node']['p99_us'] / rows['relay']['p99_us']
     print('latency at 1 kHz, %d x %g s blocks each, interleaved:' % (args.blocks, args.seconds))
-    for name in ('relay', 'node'):
+    for name, _ in drivers:
         print('  %-5s %s' % (name, fmt(rows[name])))
-    print('  node/relay: p50 %.2fx (target <= 1.5x: %s), p99 %.2fx (target <= 2x: %s), '
-          'dropped %d, relay %d (target 0: %s)'
-          % (ratio50, verdict(ratio50 <= 1.5), ratio99, verdict(ratio99 <= 2.0),
-             rows['node']['dropped'], rows['relay']['dropped'],
-             verdict(rows['node']['dropped'] == 0)))
+    for name in ('node', 'task'):
+        p50 = rows[name]['p50_us'] / rows['relay']['p50_us']
+        p99 = rows[name]['p99_us'] / rows['relay']['p99_us']
+        rows[name]['ratio_p50'], rows[name]['ratio_p99'] = p50, p99
+        print('  %s/relay: p50 %.2fx (target <= 1.5x: %s), p99 %.2fx (target <= 2x: %s), '
+              'dropped %d, relay %d (target 0: %s)'
+              % (name, p50, verdict(p50 <= 1.5), p99, verdict(p99 <= 2.0),
+                 rows[name]['dropped'], rows['relay']['dropped'],
+                 verdict(rows[name]['dropped'] == 0)))
     law = law_times(urdf)
     print('  torque law per joint state (this process): %s'
           % ', '.join('%s p50 %.1f us p99 %.1f us' % (name, row['p50_us'], row['p99_us'])

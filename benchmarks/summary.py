@@ -142,6 +142,17 @@ def targets(library, node, soak, bag=None, start=None, identify=None):
                                                     latency['relay']['dropped'],
                                                     latency['relay']['sent']),
                      latency['node']['dropped'] == 0))
+        task = latency.get('task')
+        if task and 'ratio_p50' in task:
+            rows.append(('node with the task law (operational space): p50 <= 1.5x, p99 <= 2x '
+                         'a bare relay, 0 dropped',
+                         'p50 %.2fx, p99 %.2fx (%.0f, %.0f us), %d of %d dropped'
+                         % (task['ratio_p50'], task['ratio_p99'], task['p50_us'],
+                            task['p99_us'], task['dropped'], task['sent']),
+                         task['ratio_p50'] <= 1.5 and task['ratio_p99'] <= 2.0
+                         and task['dropped'] == 0))
+        else:
+            rows.append(('node with the task law: latency against a bare relay', '-', None))
     else:
         rows += [('node latency and drops', '-', None)]
     for kind, limit in (('warm', 2.0), ('cold', 10.0)):

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from .observer import Observer, REACTIONS
-from .task import DEFAULT_STIFFNESS, matrix_quaternion, quaternion_matrix, TaskSettings
+from .task import DEFAULT_STIFFNESS, quaternion_matrix, TaskSettings
 from ..drive import COULOMB_VELOCITY, drive_torques
 from ..dynamics import gravity_torques, payload_wrench, rnea
 from ..frames import link_pose
@@ -428,10 +428,11 @@ class Controller:
     def __init__(self, sensors=()):
         self.sensors = list(sensors)
         self.desired = None  # (model, arrival [ns], Desired)
-        self.pose = None  # (model, arrival [ns], (position (3,), quaternion (4,)))
+        # (model, arrival [ns], (position (3,), quaternion (4,), its rotation matrix))
+        self.pose = None
         self.twist = None  # (model, arrival [ns], twist (6,))
-        # the task-space law's hold: (model, link, position, quaternion, posture, start [ns]),
-        # taken when the law starts (see task_command)
+        # the task-space law's hold: (model, link, position, rotation matrix, posture,
+        # start [ns]), taken when the law starts (see task_command)
         self._hold = None
         self._last_command = None  # (setup, time [ns], command)
         self.observer = Observer()
@@ -462,8 +463,7 @@ class Controller:
         if position.shape != (3,) or not np.isfinite(position).all():
             raise ValueError('the position must be 3 finite numbers, got %s' % position.tolist())
         quaternion = np.array(quaternion, dtype=float).reshape(-1)
-        quaternion_matrix(quaternion)  # (checks it)
-        self.pose = (model, now_ns, (position, quaternion))
+        self.pose = (model, now_ns, (position, quaternion, quaternion_matrix(quaternion)))
 
     def set_desired_twist(self, model, twist, now_ns):
         """Keep the desired twist ``(6,)`` (linear first, root axes); ``ValueError`` if bad."""
@@ -523,20 +523,21 @@ class Controller:
 
     def wrenches(self, setup, q, qd, qdd, now_ns, observed=False):
         """
-        External wrenches of the fresh readings, for the feedforward, gravity and the observer.
+        External wrenches of the fresh readings: feedforward, gravity, the observer, the task law.
 
         A sensor that compensates the modelled bodies beyond it has their wrench added at the
         state of each use: the feedforward's at the commanded acceleration ``qdd`` (the
-        torque it commands), gravity's at rest; the observer's at the measured ``q``, ``qd``
-        and zero acceleration, the observer taking their inertia out of its mass matrix
+        torque it commands), gravity's at rest; the observer's and the task-space law's at
+        the measured ``q``, ``qd`` and zero acceleration (the law's ``C q̇ + g`` term), the
+        observer taking their inertia out of its mass matrix
         (:func:`~.observer.inertia_times`), so that neither the commanded acceleration nor
         an unmeasured one enters the residual.
 
         Returns
         -------
         ``(f_ff, f_g, f_obs, carried)``: ``None`` or ``{link: (6,)}`` each for the first
-        three (``f_obs`` ``None`` unless ``observed``), and the links of the compensating
-        sensors (one per sensor) for the observer.
+        three (``f_obs``, at the measured state, ``None`` unless ``observed``), and the links
+        of the compensating sensors (one per sensor) for the observer.
 
         """
         f_ff = f_g = f_obs = None
@@ -616,7 +617,7 @@ class Controller:
             self._hold = None  # the law takes the pose it has when it starts
         elif task_ready and not react:
             f_task = f_ff if not any(s.compensate for s in self.sensors) else \
-                self.wrenches(setup, q, qd, setup.zero, now_ns)[0]
+                f_obs if observed else self.wrenches(setup, q, qd, setup.zero, now_ns, True)[2]
             tau_task, task_error = self.task_command(setup, q, qd, desired, now_ns, f_task)
             command = setup.to_outputs(tau_task)
             if not np.isfinite(command).all():
@@ -642,17 +643,16 @@ class Controller:
         hold = self._hold
         if hold is None or hold[0] is not model or hold[1] != task.link:
             T = link_pose(model, q, task.link)
-            hold = (model, task.link, T[:3, 3].copy(), matrix_quaternion(T[:3, :3]), q.copy(),
-                    now_ns)
+            hold = (model, task.link, T[:3, 3].copy(), T[:3, :3].copy(), q.copy(), now_ns)
             self._hold = hold
         pose = self._task_input(setup, now_ns, self.pose, hold[5])
-        position, quaternion = pose if pose is not None else hold[2:4]
+        position, rotation = pose[::2] if pose is not None else hold[2:4]
         posture = None
         if task.nullspace_stiffness > 0.0:
             posture = hold[4]
             if desired is not None and desired.q is not None:
                 posture = np.where(desired.mask, desired.q, posture)
-        result = task.torques(model, q, qd, position, quaternion,
+        result = task.torques(model, q, qd, position, rotation,
                               self._task_input(setup, now_ns, self.twist, hold[5]), posture,
                               f_ext, setup.armature if setup.drive_on else None)
         tau = result.torque

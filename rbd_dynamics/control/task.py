@@ -66,38 +66,45 @@ def quaternion_matrix(quaternion):
     return quaternion_to_matrix(quaternion)
 
 
-def matrix_quaternion(R):
-    """Return the unit quaternion ``[x, y, z, w]`` of ``R`` (3×3) with ``w >= 0``."""
+def _quaternion(R):
+    """Return ``(x, y, z, w)`` of ``R`` (3×3, any sequence of rows) with ``w >= 0``, floats."""
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = R
     # Shepperd's method: the largest of the four squares first
-    trace = R[0, 0] + R[1, 1] + R[2, 2]
-    squares = (1 + trace, 1 + 2 * R[0, 0] - trace, 1 + 2 * R[1, 1] - trace,
-               1 + 2 * R[2, 2] - trace)
-    k = int(np.argmax(squares))
+    trace = r00 + r11 + r22
+    squares = (1 + trace, 1 + 2 * r00 - trace, 1 + 2 * r11 - trace, 1 + 2 * r22 - trace)
+    k = squares.index(max(squares))
     s = 2.0 * math.sqrt(max(squares[k], 0.0))
     if k == 0:
-        w, x, y, z = s / 4, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, \
-            (R[1, 0] - R[0, 1]) / s
+        w, x, y, z = s / 4, (r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s
     elif k == 1:
-        w, x, y, z = (R[2, 1] - R[1, 2]) / s, s / 4, (R[0, 1] + R[1, 0]) / s, \
-            (R[0, 2] + R[2, 0]) / s
+        w, x, y, z = (r21 - r12) / s, s / 4, (r01 + r10) / s, (r02 + r20) / s
     elif k == 2:
-        w, x, y, z = (R[0, 2] - R[2, 0]) / s, (R[0, 1] + R[1, 0]) / s, s / 4, \
-            (R[1, 2] + R[2, 1]) / s
+        w, x, y, z = (r02 - r20) / s, (r01 + r10) / s, s / 4, (r12 + r21) / s
     else:
-        w, x, y, z = (R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, \
-            (R[1, 2] + R[2, 1]) / s, s / 4
+        w, x, y, z = (r10 - r01) / s, (r02 + r20) / s, (r12 + r21) / s, s / 4
     if w < 0.0:  # the shortest rotation: the quaternion with a non-negative scalar part
         w, x, y, z = -w, -x, -y, -z
-    return np.array([x, y, z, w])
+    return x, y, z, w
+
+
+def matrix_quaternion(R):
+    """Return the unit quaternion ``[x, y, z, w]`` of ``R`` (3×3) with ``w >= 0``."""
+    return np.array(_quaternion(np.asarray(R, dtype=float).tolist()))
 
 
 def rotation_vector(R):
     """Return the rotation vector of ``R`` (3×3), the shortest rotation (angle in [0, π])."""
-    x, y, z, w = matrix_quaternion(R)
+    return np.array(_rotation_vector(np.asarray(R, dtype=float).tolist()))
+
+
+def _rotation_vector(R):
+    """:func:`rotation_vector` of ``R`` as nested lists, as a tuple of floats."""
+    x, y, z, w = _quaternion(R)
     v = math.sqrt(x * x + y * y + z * z)
     if v == 0.0:
-        return np.zeros(3)
-    return 2.0 * math.atan2(v, w) / v * np.array([x, y, z])
+        return 0.0, 0.0, 0.0
+    scale = 2.0 * math.atan2(v, w) / v
+    return scale * x, scale * y, scale * z
 
 
 def pose_error(T, position, quaternion):
@@ -107,20 +114,29 @@ def pose_error(T, position, quaternion):
     Position error ``position − p`` [m] then the rotation vector of ``R_d Rᵀ`` [rad], both in
     the root link's axes.
     """
-    R_d = quaternion_matrix(quaternion)
+    return _pose_error(T, np.asarray(position, dtype=float), quaternion_matrix(quaternion))
+
+
+def _pose_error(T, position, R_d):
+    """:func:`pose_error` with the desired orientation as its rotation matrix ``R_d``."""
     e = np.empty(6)
-    e[:3] = np.asarray(position, dtype=float) - T[:3, 3]
-    e[3:] = rotation_vector(R_d @ T[:3, :3].T)
+    e[:3] = position - T[:3, 3]
+    e[3:] = _rotation_vector((R_d @ T[:3, :3].T).tolist())
     return e
 
 
 def damped_inverse(A, threshold=DAMPING_THRESHOLD, damping=DAMPING):
-    """Return ``A``'s inverse, damped where an eigenvalue falls below ``threshold``."""
-    lam, V = np.linalg.eigh(0.5 * (A + A.T))
-    lam = np.maximum(lam, 0.0)
-    mu2 = np.where(lam < threshold, damping ** 2 * (1.0 - (lam / threshold) ** 2), 0.0)
-    with np.errstate(divide='ignore', invalid='ignore'):
-        gain = np.where(lam + mu2 > 0.0, lam / (lam ** 2 + mu2), 0.0)
+    """Return the inverse of symmetric ``A``, damped where an eigenvalue is below ``threshold``."""
+    lam, V = np.linalg.eigh(A)  # (reads one triangle: A's rounding asymmetry does not matter)
+    gain = []
+    for value in lam.tolist():
+        if value >= threshold:
+            gain.append(1.0 / value)
+        elif value <= 0.0:
+            gain.append(0.0)  # a direction the joints cannot move the link in
+        else:
+            gain.append(value / (value * value
+                                 + damping * damping * (1.0 - (value / threshold) ** 2)))
     return (V * gain) @ V.T
 
 
@@ -191,37 +207,47 @@ def task_torques(model, q, qd, link, position, quaternion, mode='impedance', sti
     """
     if mode not in MODES:
         raise ValueError('mode must be one of %s, got %r' % (', '.join(MODES), mode))
-    q = np.asarray(q, dtype=float)
-    qd = np.asarray(qd, dtype=float)
     K = np.asarray(DEFAULT_STIFFNESS if stiffness is None else stiffness, dtype=float)
     D = 2.0 * np.sqrt(K) if damping is None or len(damping) == 0 else \
         np.asarray(damping, dtype=float)
+    if nullspace_stiffness > 0.0 and posture is not None and model.nq != model.nv:
+        raise ValueError('a posture needs one position per velocity; this model has '
+                         'spherical or floating joints')
+    return _law(model, np.asarray(q, dtype=float), np.asarray(qd, dtype=float), link,
+                np.asarray(position, dtype=float), quaternion_matrix(quaternion), mode, K, D,
+                twist, acceleration, nullspace_stiffness, posture, f_ext, armature)
+
+
+def _law(model, q, qd, link, position, R_d, mode, K, D, twist, acceleration, k_n, posture,
+         f_ext, armature):
+    """:func:`task_torques` on checked arguments, the desired orientation as ``R_d`` (3×3)."""
     J = jacobian(model, q, link)
-    e = pose_error(link_pose(model, q, link), position, quaternion)
-    desired_twist = np.zeros(6) if twist is None else np.asarray(twist, dtype=float)
-    e_dot = desired_twist - J @ qd
+    e = _pose_error(link_pose(model, q, link), position, R_d)
+    e_dot = -(J @ qd)
+    if twist is not None:
+        e_dot += twist
     bias = rnea(model, q, qd, np.zeros(model.nv), f_ext)  # C qd + g, wrenches included
-    null = np.zeros(model.nv)
-    if nullspace_stiffness > 0.0 and posture is not None:
-        if model.nq != model.nv:
-            raise ValueError('a posture needs one position per velocity; this model has '
-                             'spherical or floating joints')
-        null = nullspace_stiffness * (np.asarray(posture, dtype=float) - q) \
-            - 2.0 * math.sqrt(nullspace_stiffness) * qd
+    null = None
+    if k_n > 0.0 and posture is not None:
+        null = k_n * (posture - q) - 2.0 * math.sqrt(k_n) * qd
     if mode == 'impedance':
-        tau = J.T @ (K * e + D * e_dot) + bias + null
+        tau = J.T @ (K * e + D * e_dot) + bias
+        if null is not None:
+            tau += null
         return TaskResult(tau, e, e_dot, J)
     M = mass_matrix(model, q)
     if armature is not None:
-        M = M + np.diag(np.asarray(armature, dtype=float))
+        M.flat[::len(M) + 1] += armature
     M_inv_Jt = np.linalg.solve(M, J.T)
     Lam = damped_inverse(J @ M_inv_Jt)
-    desired_acc = np.zeros(6) if acceleration is None else np.asarray(acceleration, dtype=float)
     jdot_qd = link_acceleration(model, q, qd, np.zeros(model.nv), link)
-    force = Lam @ (desired_acc + K * e + D * e_dot - jdot_qd)
-    # N^T = I - J^T Λ J M^-1: the null-space torque leaves the link's acceleration alone
-    null_projected = null - J.T @ (Lam @ (M_inv_Jt.T @ null))
-    tau = J.T @ force + bias + null_projected
+    a = K * e + D * e_dot - jdot_qd
+    if acceleration is not None:
+        a += acceleration
+    tau = J.T @ (Lam @ a) + bias
+    if null is not None:
+        # N^T = I - J^T Λ J M^-1: the null-space torque leaves the link's acceleration alone
+        tau += null - J.T @ (Lam @ (M_inv_Jt.T @ null))
     return TaskResult(tau, e, e_dot, J)
 
 
@@ -299,10 +325,14 @@ class TaskSettings:
             '%s is moved by %d joint coordinate%s (fewer than 6): the law acts on the '
             'components they reach' % (link, self.dof, '' if self.dof == 1 else 's'))
 
-    def torques(self, model, q, qd, position, quaternion, twist=None, posture=None, f_ext=None,
+    def torques(self, model, q, qd, position, rotation, twist=None, posture=None, f_ext=None,
                 armature=None):
-        """Evaluate the law at the measured state (:func:`task_torques` with these settings)."""
-        return task_torques(model, q, qd, self.link, position, quaternion, mode=self.mode,
-                            stiffness=self.stiffness, damping=self.damping, twist=twist,
-                            nullspace_stiffness=self.nullspace_stiffness, posture=posture,
-                            f_ext=f_ext, armature=armature)
+        """
+        Evaluate the law at the measured state (:func:`task_torques` with these settings).
+
+        ``position`` ``(3,)`` and ``rotation`` (3×3) are the desired pose; ``q``, ``qd``,
+        ``twist``, ``posture`` and ``armature`` float arrays of their sizes (or ``None``).
+        """
+        return _law(model, q, qd, self.link, position, rotation, self.mode, self.stiffness,
+                    self.damping, twist, None, self.nullspace_stiffness, posture, f_ext,
+                    armature)
