@@ -69,10 +69,7 @@ ARM = slice(0, 7)
 
 def quaternion_of(R):
     """Return the unit quaternion ``[x, y, z, w]`` of a rotation matrix ``R`` (3×3)."""
-    v = task.rotation_vector(np.asarray(R, dtype=float))
-    angle = float(np.linalg.norm(v))
-    axis = v / angle if angle > 0.0 else np.zeros(3)
-    return np.concatenate([math.sin(angle / 2.0) * axis, [math.cos(angle / 2.0)]])
+    return task.matrix_quaternion(np.asarray(R, dtype=float))
 
 
 class Circle:
