@@ -221,6 +221,16 @@ class Loop:
             self.procs.append(NodeProcess(dict(trajectory, joints=JOINTS, use_sim_time=True,
                                                forward_joint_states=True),
                                           ns, command=TRAJECTORY))
+        try:
+            self._connect(ns, sim, observer, record, stream, settle)
+        except BaseException:  # (a failed start leaves no process behind)
+            for proc in self.procs:
+                proc.stop()
+            raise
+
+    def _connect(self, ns, sim, observer, record, stream, settle):
+        """Match the test's side with the processes (and prime the node when forwarding)."""
+        forwarding = stream is not None
         if not rclpy.ok():
             rclpy.init()
         self.peer = rclpy.create_node('closed_loop_peer', namespace=ns)
