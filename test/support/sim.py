@@ -21,7 +21,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from .ros import NodeProcess, spin_until
+from .ros import ATTEMPT, NodeProcess, spin_until
 
 SIM = processes.command(*processes.SIM)
 TRAJECTORY = processes.command(*processes.TRAJECTORY)
@@ -172,25 +172,45 @@ class Loop:
 
     ``record``: ``{name: (message type, topic, qos)}`` of more outputs to keep from the start
     in ``self.recorded[name]`` (matched before the simulation can start, like the observer's).
+
+    ``stream``: ``{topic: (message type, make)}``: inputs of the node the test computes from
+    each joint state, ``make(msg)`` giving the message (the node's desired pose, for one);
+    ``{}``: none, the joint states alone. The test publishes them, then forwards the joint
+    state to the node, which listens on ``joint_states_forwarded``: the node always has the
+    inputs of a state before the state. The node's commands come back through the test too
+    (``effort_commands_node``), one per state forwarded, and before the simulation starts the
+    test primes the node (:meth:`_prime`): the loop is the same however slowly the node starts
+    or loads its kernels, and however the processes are scheduled.
+
+    ``settle``: ``(message type, topic)`` the node answers a state on once its output is the
+    one of the run (``~/task_error``: the task-space law, not the gravity compensation it
+    gives while that law's kernels load); with ``stream`` only.
     """
 
     def __init__(self, ns, node_params, sim_params=None, trajectory=None, observer=None,
-                 record=None):
+                 record=None, stream=None, settle=None):
+        forwarding = stream is not None
+        if trajectory and forwarding:
+            raise ValueError('a loop forwards the joint states from the trajectory publisher '
+                             'or from the test, not both')
         # the loop starts once the test's own subscriber (and the node or the trajectory
-        # publisher, and the observer) listen to the simulated joint states
+        # publisher, and the observer) listen to the simulated joint states; a forwarding
+        # test is the node's only way to the joint states
         sim = {'lockstep': True, 'rate': RATE, 'initial_positions': Q0.tolist(), 'joints': JOINTS,
-               'wait_for_subscribers': 3 if observer else 2}
+               'wait_for_subscribers': (1 if forwarding else 2) + (1 if observer else 0)}
         sim.update(sim_params or {})
-        with open(demo_urdf_path()) as stream:
-            urdf = stream.read()
+        with open(demo_urdf_path()) as source:
+            urdf = source.read()
         params = {'use_sim_time': True, 'joints': JOINTS, 'desired_timeout': 0.05,
                   'robot_description': urdf}
         params.update(node_params)
-        remap = ['-r', '~/effort_commands:=%s/effort_commands' % ns]
+        remap = ['-r', '~/effort_commands:=%s/effort_commands%s'
+                 % (ns, '_node' if forwarding else '')]
         if trajectory:
             # the node sees each joint state after the trajectory publisher has answered it
-            remap += ['-r', '~/desired_state:=%s/desired_state' % ns,
-                      '-r', 'joint_states:=%s/joint_states_forwarded' % ns]
+            remap += ['-r', '~/desired_state:=%s/desired_state' % ns]
+        if trajectory or forwarding:
+            remap += ['-r', 'joint_states:=%s/joint_states_forwarded' % ns]
         self.procs = [NodeProcess(sim, ns, command=SIM),
                       NodeProcess(params, ns, extra_args=remap)]
         if observer:
@@ -201,6 +221,16 @@ class Loop:
             self.procs.append(NodeProcess(dict(trajectory, joints=JOINTS, use_sim_time=True,
                                                forward_joint_states=True),
                                           ns, command=TRAJECTORY))
+        try:
+            self._connect(ns, sim, observer, record, stream, settle)
+        except BaseException:  # (a failed start leaves no process behind)
+            for proc in self.procs:
+                proc.stop()
+            raise
+
+    def _connect(self, ns, sim, observer, record, stream, settle):
+        """Match the test's side with the processes (and prime the node when forwarding)."""
+        forwarding = stream is not None
         if not rclpy.ok():
             rclpy.init()
         self.peer = rclpy.create_node('closed_loop_peer', namespace=ns)
@@ -214,19 +244,108 @@ class Loop:
             observed = self.peer.create_subscription(
                 JointState, 'observer/gravity_compensation', self.observed.append, 5000)
             assert spin_until(self.executor, lambda: observed.get_publisher_count() > 0, 120.0,
-                              0.05, lambda: all(p.alive() for p in self.procs)), self.logs()
+                              0.05, self._alive), self.logs()
         self.recorded = {}
         subscriptions = []
         for name, (kind, topic, qos) in (record or {}).items():
             self.recorded[name] = []
             subscriptions.append(self.peer.create_subscription(
                 kind, topic, self.recorded[name].append, qos))
+        # deep enough that a late node still gets every input in order
+        self.streams = [(self.peer.create_publisher(kind, topic, 100), make)
+                        for topic, (kind, make) in (stream or {}).items()]
+        self._forwarded = None  # (stamp, monotonic time) of the last joint state forwarded
+        self._awaiting = False  # a forwarded state's command has not come back yet
+        self._priming = forwarding
+        self._probe_answers = []
+        self.dropped = 0  # commands beyond one per forwarded state (none, once primed)
+        publishers = list(self.streams)
+        if forwarding:
+            self.streams.append((self.peer.create_publisher(
+                JointState, 'joint_states_forwarded', 100), lambda msg: msg))
+            self._relay = self.peer.create_publisher(Float64MultiArray, 'effort_commands', 10)
+            publishers += [self.streams[-1], (self._relay, None)]
+            subscriptions.append(self.peer.create_subscription(
+                Float64MultiArray, 'effort_commands_node', self._on_command, 100))
+        self._settled = []
+        if settle is not None:
+            subscriptions.append(self.peer.create_subscription(
+                settle[0], settle[1], self._settled.append, 100))
         assert spin_until(self.executor,
-                          lambda: all(s.get_publisher_count() > 0 for s in subscriptions),
-                          120.0, 0.05, lambda: all(p.alive() for p in self.procs)), self.logs()
-        self.peer.create_subscription(JointState, 'joint_states', self.states.append, 5000)
+                          lambda: all(s.get_publisher_count() > 0 for s in subscriptions)
+                          and all(p.get_subscription_count() > 0 for p, _ in publishers),
+                          120.0, 0.05, self._alive), self.logs()
+        if forwarding:
+            self._prime(sim, settle)
+            for recorded in self.recorded.values():
+                recorded.clear()  # the answers to the probes
+        self.peer.create_subscription(JointState, 'joint_states', self._on_state, 5000)
         self.peer.create_subscription(JointState, 'rbd_dynamics/gravity_compensation',
                                       self.gravity.append, 100)
+
+    def _alive(self):
+        return all(p.alive() for p in self.procs)
+
+    def _prime(self, sim, settle, timeout=300.0):
+        """
+        Have the node answer the simulation's first state, with the run's output, before it runs.
+
+        The node takes joint states before its compiled path is in use (answering on the NumPy
+        path) and, with ``settle``, before the kernels of that output are loaded (answering
+        otherwise meanwhile). The test sends it the simulation's first state (the driver's
+        initial positions at rest, stamped 0; the driver does not run yet, its commands do not
+        reach it) until the node's log says the compiled path is settled, in use or not, and an
+        answer came on ``settle``; then until no answer is on its way.
+        """
+        probe = JointState(name=list(sim['joints']), position=list(sim['initial_positions']),
+                           velocity=[0.0] * len(sim['joints']), effort=[0.0] * len(sim['joints']))
+        answers = []
+        self._probe_answers = answers
+        settled = self._settled
+        end = time.monotonic() + timeout
+        node = self.procs[1]
+        while True:
+            assert time.monotonic() < end and self._alive(), \
+                'the node did not settle: %s' % self.logs()
+            compiled = 'compiled path ' in node.log()
+            count = (len(answers), len(settled))
+            for publisher, make in self.streams:
+                publisher.publish(make(probe))
+            spin_until(self.executor, lambda: len(answers) > count[0]
+                       and (settle is None or len(settled) > count[1]), ATTEMPT, 0.01)
+            if compiled and len(answers) > count[0] and (settle is None
+                                                         or len(settled) > count[1]):
+                break
+            spin_until(self.executor, lambda: False, 0.05, 0.01)
+        # no answer on its way any more
+        while spin_until(self.executor, lambda: len(answers) > count[0], 0.3, 0.01):
+            count = (len(answers), len(settled))
+        self._priming = False
+
+    def _on_command(self, msg):
+        if self._priming:
+            self._probe_answers.append(msg)
+        elif self._awaiting:
+            self._awaiting = False
+            self._relay.publish(msg)
+        else:
+            self.dropped += 1
+
+    def _on_state(self, msg):
+        self.states.append(msg)
+        if not self.streams:
+            return
+        # Until its first command the lockstep driver repeats its first state (every 0.1 s): a
+        # repeat goes on only when the node has not answered for ATTEMPT (a lost message).
+        now = time.monotonic()
+        when = self.stamp(msg)
+        if self._forwarded is not None and when <= self._forwarded[0] \
+                and (not self._awaiting or now - self._forwarded[1] < ATTEMPT):
+            return
+        self._forwarded = (when, now)
+        self._awaiting = True
+        for publisher, make in self.streams:  # the joint state itself last
+            publisher.publish(make(msg))
 
     def run_until(self, sim_time, timeout=120.0):
         """Spin until a joint state at or after ``sim_time``: ``(t, q)`` arrays, model order."""
