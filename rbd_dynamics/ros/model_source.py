@@ -18,6 +18,8 @@ from typing import NamedTuple
 import warnings
 
 import rbd_dynamics as rbd
+from rbd_dynamics import compiled as compiled_kernels
+from rbd_dynamics.control import task
 from rbd_dynamics.control.joint_states import joint_state_problem, JointStateMerger
 from rbd_dynamics.control.law import describe_change, Setup
 
@@ -194,7 +196,7 @@ class ModelSource:
                 # stream goes on with the compiled path of the old model meanwhile (a fraction
                 # of a second from numba's cache), where the new one on the NumPy path would
                 # answer only the newest state of each wake-up, with pauses.
-                compiled, spent = self._compile(model)
+                compiled, spent = self._compile(model, self._config)
             with self._lock:
                 if generation != self._generation:
                     return  # a newer description is on its way
@@ -230,7 +232,7 @@ class ModelSource:
             # compiles for seconds (python -m rbd_dynamics precompile does it ahead of time),
             # with exact torques published meanwhile.
             try:
-                compiled, spent = self._compile(model)
+                compiled, spent = self._compile(model, self._config)
             finally:
                 self.compiling = False
         log.info('compiled path %s (%.2f s)'
@@ -242,9 +244,20 @@ class ModelSource:
         gc.freeze()
 
     @staticmethod
-    def _compile(model):
-        """Build the model's compiled path; return whether it is in use and the seconds spent."""
+    def _compile(model, config):
+        """
+        Build the model's compiled path; return whether it is in use and the seconds spent.
+
+        With ``task.link`` set, the task-space law's kernels are built first: until the
+        compiled path is in use the law runs on the NumPy path, and once it is, it needs no
+        further build (which would leave the command at the gravity compensation meanwhile).
+        """
         start = time.monotonic()
+        if config.task_link:
+            try:
+                compiled_kernels.prepare(model, task.KERNELS)
+            except Exception:  # (whatever numba raises) the node builds them again on use
+                pass
         compiled = model.compile()
         return compiled, time.monotonic() - start
 

@@ -661,9 +661,11 @@ class DynamicsNode(Node):
 
     def _publish(self, setup, q, qd, now, stamp, effort=None):
         stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec
-        task_ready = not setup.task_out or self._kernels_ready(
-            setup.model, 'task', task.KERNELS, 'command_output task',
-            '~/effort_commands carry the gravity compensation until then')
+        # (with task.link set, built ahead of command_output task)
+        task_ready = setup.task is None or self._kernels_ready(
+            setup.model, 'task', task.KERNELS, 'task.link',
+            'with command_output task, ~/effort_commands carry the gravity compensation '
+            'until then')
         out = self._controller.compute(setup, q, qd, now, effort, stamp_ns, task_ready)
         if out is None:
             self._counts['non_finite_outputs'] += 1
