@@ -578,37 +578,29 @@ class DynamicsNode(Node):
             return self._reject('desired', str(exc))
         self._controller.set_desired(setup.model, desired, self.get_clock().now().nanoseconds)
 
-    def _root_frame(self, setup, msg):
-        """Check that a task-space input is in the root link's frame; ``ValueError`` if not."""
-        frame = msg.header.frame_id
-        if frame not in ('', setup.model.root_link):
-            raise ValueError('header.frame_id %r: give it in the root link %r (or leave it '
-                             'empty)' % (frame, setup.model.root_link))
-
     def _on_desired_pose(self, msg):
-        setup = self._setup
-        if setup is None:
-            return self._reject('desired', 'no model yet')
         p, o = msg.pose.position, msg.pose.orientation
-        try:
-            self._root_frame(setup, msg)
-            self._controller.set_desired_pose(setup.model, (p.x, p.y, p.z),
-                                              (o.x, o.y, o.z, o.w),
-                                              self.get_clock().now().nanoseconds)
-        except ValueError as exc:
-            return self._reject('desired', 'desired_pose: %s' % exc)
+        self._task_input(msg, 'desired_pose', self._controller.set_desired_pose,
+                         (p.x, p.y, p.z), (o.x, o.y, o.z, o.w))
 
     def _on_desired_twist(self, msg):
+        v, w = msg.twist.linear, msg.twist.angular
+        self._task_input(msg, 'desired_twist', self._controller.set_desired_twist,
+                         (v.x, v.y, v.z, w.x, w.y, w.z))
+
+    def _task_input(self, msg, topic, keep, *values):
+        """Keep a task-space input with ``keep`` if it is in the root link's frame and valid."""
         setup = self._setup
         if setup is None:
             return self._reject('desired', 'no model yet')
-        v, w = msg.twist.linear, msg.twist.angular
+        frame, root = msg.header.frame_id, setup.model.root_link
         try:
-            self._root_frame(setup, msg)
-            self._controller.set_desired_twist(setup.model, (v.x, v.y, v.z, w.x, w.y, w.z),
-                                               self.get_clock().now().nanoseconds)
+            if frame not in ('', root):
+                raise ValueError('header.frame_id %r: give it in the root link %r (or leave '
+                                 'it empty)' % (frame, root))
+            keep(setup.model, *values, self.get_clock().now().nanoseconds)
         except ValueError as exc:
-            return self._reject('desired', 'desired_twist: %s' % exc)
+            return self._reject('desired', '%s: %s' % (topic, exc))
 
     def _on_wrench(self, sensor, msg):
         setup = self._setup
