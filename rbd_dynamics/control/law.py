@@ -591,7 +591,11 @@ class Controller:
         desired = self.fresh_desired(setup, now_ns)
         qdd = self.commanded_acceleration(setup, q, qd, desired)
         observed = setup.observer_on and effort is not None
-        f_ff, f_g, f_obs, carried = (self.wrenches(setup, q, qd, qdd, now_ns, observed)
+        # the wrenches at the measured state: the observer's, and the task law's for a
+        # compensating sensor (one reading for every output of this state)
+        at_state = observed or (setup.task_out and task_ready
+                                and any(s.compensate for s in self.sensors))
+        f_ff, f_g, f_obs, carried = (self.wrenches(setup, q, qd, qdd, now_ns, at_state)
                                      if self.sensors else (None, None, None, ()))
         tau_ff = rnea(model, q, qd, qdd, f_ff)
         if setup.drive_on:
@@ -613,12 +617,13 @@ class Controller:
         react = setup.react and setup.observer_on and self.observer.contact
         command = tau_ff if setup.feedforward_out else tau_g
         task_error = None
-        if not setup.task_out:
-            self._hold = None  # the law takes the pose it has when it starts
-        elif task_ready and not react:
-            f_task = f_ff if not any(s.compensate for s in self.sensors) else \
-                f_obs if observed else self.wrenches(setup, q, qd, setup.zero, now_ns, True)[2]
-            tau_task, task_error = self.task_command(setup, q, qd, desired, now_ns, f_task)
+        if not setup.task_out or react:
+            # the law takes the pose it has when it starts (again after a contact's reset:
+            # not back to where the contact found the arm)
+            self._hold = None
+        elif task_ready:
+            tau_task, task_error = self.task_command(setup, q, qd, desired, now_ns,
+                                                     f_obs if at_state else f_ff)
             command = setup.to_outputs(tau_task)
             if not np.isfinite(command).all():
                 return None
@@ -645,7 +650,7 @@ class Controller:
             T = link_pose(model, q, task.link)
             hold = (model, task.link, T[:3, 3].copy(), T[:3, :3].copy(), q.copy(), now_ns)
             self._hold = hold
-        pose = self._task_input(setup, now_ns, self.pose, hold[5])
+        pose = self._fresh_since(setup, now_ns, self.pose, hold[5])
         position, rotation = pose[::2] if pose is not None else hold[2:4]
         posture = None
         if task.nullspace_stiffness > 0.0:
@@ -653,7 +658,7 @@ class Controller:
             if desired is not None and desired.q is not None:
                 posture = np.where(desired.mask, desired.q, posture)
         result = task.torques(model, q, qd, position, rotation,
-                              self._task_input(setup, now_ns, self.twist, hold[5]), posture,
+                              self._fresh_since(setup, now_ns, self.twist, hold[5]), posture,
                               f_ext, setup.armature if setup.drive_on else None)
         tau = result.torque
         if setup.drive_on:
@@ -704,7 +709,7 @@ class Controller:
             self._last_command = (setup, now_ns, command)
         return command, saturated
 
-    def _task_input(self, setup, now_ns, entry, start_ns):
+    def _fresh_since(self, setup, now_ns, entry, start_ns):
         """Return a fresh task-space input that arrived at or after ``start_ns``, or ``None``."""
         if entry is None or entry[1] < start_ns:
             return None

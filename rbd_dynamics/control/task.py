@@ -238,7 +238,10 @@ def _law(model, q, qd, link, position, R_d, mode, K, D, twist, acceleration, k_n
     M = mass_matrix(model, q)
     if armature is not None:
         M.flat[::len(M) + 1] += armature
-    M_inv_Jt = np.linalg.solve(M, J.T)
+    try:
+        M_inv_Jt = np.linalg.solve(M, J.T)
+    except np.linalg.LinAlgError:  # a joint that moves no mass (a link without <inertial>)
+        M_inv_Jt = np.linalg.pinv(M) @ J.T
     Lam = damped_inverse(J @ M_inv_Jt)
     jdot_qd = link_acceleration(model, q, qd, np.zeros(model.nv), link)
     a = K * e + D * e_dot - jdot_qd

@@ -196,7 +196,7 @@ class ModelSource:
                 # stream goes on with the compiled path of the old model meanwhile (a fraction
                 # of a second from numba's cache), where the new one on the NumPy path would
                 # answer only the newest state of each wake-up, with pauses.
-                compiled, spent = self._compile(model, self._config)
+                compiled, spent = self._compile(model)
             with self._lock:
                 if generation != self._generation:
                     return  # a newer description is on its way
@@ -232,7 +232,7 @@ class ModelSource:
             # compiles for seconds (python -m rbd_dynamics precompile does it ahead of time),
             # with exact torques published meanwhile.
             try:
-                compiled, spent = self._compile(model, self._config)
+                compiled, spent = self._compile(model)
             finally:
                 self.compiling = False
         log.info('compiled path %s (%.2f s)'
@@ -243,21 +243,21 @@ class ModelSource:
         gc.collect()
         gc.freeze()
 
-    @staticmethod
-    def _compile(model, config):
+    def _compile(self, model):
         """
         Build the model's compiled path; return whether it is in use and the seconds spent.
 
-        With ``task.link`` set, the task-space law's kernels are built first: until the
+        With ``command_output: task``, the task-space law's kernels are built first: until the
         compiled path is in use the law runs on the NumPy path, and once it is, it needs no
         further build (which would leave the command at the gravity compensation meanwhile).
         """
         start = time.monotonic()
-        if config.task_link:
+        config = self._config
+        if config.task_link and config.command_output == 'task':
             try:
                 compiled_kernels.prepare(model, task.KERNELS)
-            except Exception:  # (whatever numba raises) the node builds them again on use
-                pass
+            except Exception as exc:  # (whatever numba raises) the node tries again on use
+                self._log.error("the task-space law's kernels could not be built: %s" % exc)
         compiled = model.compile()
         return compiled, time.monotonic() - start
 

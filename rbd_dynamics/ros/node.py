@@ -255,9 +255,10 @@ class DynamicsNode(Node):
 
     def _on_incompatible_qos(self, event):
         self.get_logger().warning(
-            'a publisher of a command input (desired state, payload) offers an incompatible '
-            'QoS (last policy kind %s); its messages do not reach this node: publish them '
-            'reliable' % getattr(event, 'last_policy_kind', '?'), throttle_duration_sec=LOG_PERIOD)
+            'a publisher of a command input (desired state, pose or twist, payload) offers an '
+            'incompatible QoS (last policy kind %s); its messages do not reach this node: '
+            'publish them reliable' % getattr(event, 'last_policy_kind', '?'),
+            throttle_duration_sec=LOG_PERIOD)
 
     @property
     def _setup(self):
@@ -580,15 +581,15 @@ class DynamicsNode(Node):
 
     def _on_desired_pose(self, msg):
         p, o = msg.pose.position, msg.pose.orientation
-        self._task_input(msg, 'desired_pose', self._controller.set_desired_pose,
-                         (p.x, p.y, p.z), (o.x, o.y, o.z, o.w))
+        self._keep_task_input(msg, 'desired_pose', self._controller.set_desired_pose,
+                              (p.x, p.y, p.z), (o.x, o.y, o.z, o.w))
 
     def _on_desired_twist(self, msg):
         v, w = msg.twist.linear, msg.twist.angular
-        self._task_input(msg, 'desired_twist', self._controller.set_desired_twist,
-                         (v.x, v.y, v.z, w.x, w.y, w.z))
+        self._keep_task_input(msg, 'desired_twist', self._controller.set_desired_twist,
+                              (v.x, v.y, v.z, w.x, w.y, w.z))
 
-    def _task_input(self, msg, topic, keep, *values):
+    def _keep_task_input(self, msg, topic, keep, *values):
         """Keep a task-space input with ``keep`` if it is in the root link's frame and valid."""
         setup = self._setup
         if setup is None:

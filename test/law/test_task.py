@@ -18,6 +18,7 @@ from rbd_dynamics.drive import drive_torques
 from rbd_dynamics.resources import demo_urdf_path
 from rbd_dynamics.spatial import axis_angle_to_matrix
 from support.robots import robots_directory
+from support.urdf_builders import inertial, joint, link, robot
 
 LINK = 'tool_center_point'
 
@@ -292,3 +293,42 @@ def test_bad_task_settings_are_refused(arm, values, reason):
 def test_a_link_with_few_joints_is_noted(arm):
     assert 'moved by 2 joint coordinates' in _setup(arm, task_link='link2').task.note
     assert _setup(arm).task.note == '' and _setup(arm).task.dof == 7
+
+
+def test_after_a_contact_the_law_starts_where_the_arm_is(arm):
+    setup = _setup(arm, contact_observer=True, contact_reaction='gravity_compensation',
+                   **{'contact.threshold': [1.0] * arm.nv})
+    controller = Controller()
+    q0, _ = _state(arm, 8)
+    zero = np.zeros(arm.nv)
+    push = np.zeros(arm.nv)
+    push[1] = 20.0  # an effort the model does not explain: a contact on joint2
+    out = controller.compute(setup, q0, zero, 0, rbd.gravity_torques(arm, q0), 0)
+    np.testing.assert_allclose(out.command, rbd.gravity_torques(arm, q0), rtol=0, atol=1e-9)
+    q1 = q0 + 0.1 * (np.arange(arm.nv) < 7)  # the contact moved the arm
+    for k in range(1, 50):
+        out = controller.compute(setup, q1, zero, k * MS, rbd.gravity_torques(arm, q1) + push,
+                                 k * MS)
+    assert controller.observer.contact and out.task_error is None
+    np.testing.assert_allclose(out.command, out.gravity, rtol=0, atol=0)
+    controller.observer.reset()
+    out = controller.compute(setup, q1, zero, 50 * MS, rbd.gravity_torques(arm, q1), 50 * MS)
+    # not pulled back toward q0: the law's start is where the arm is now
+    np.testing.assert_allclose(out.task_error, 0.0, atol=1e-12)
+    np.testing.assert_allclose(out.command, rbd.gravity_torques(arm, q1), rtol=0, atol=1e-9)
+
+
+def test_operational_space_with_a_joint_that_moves_no_mass():
+    urdf = robot('massless_tip', link('base'), link('upper', inertial(1.0, (0.0, 0.0, 0.2),
+                                                                      0.01, 0.01, 0.01)),
+                 link('tip'),
+                 joint('a', 'revolute', 'base', 'upper', axis=(0, 1, 0)),
+                 joint('b', 'revolute', 'upper', 'tip', xyz=(0.0, 0.0, 0.4), axis=(1, 0, 0)))
+    model = rbd.Model.from_urdf(urdf)
+    setup = Setup(model, Config(command_output='task', task_link='tip',
+                                task_mode='operational_space'))
+    controller = Controller()
+    q = np.array([0.3, -0.2])
+    controller.compute(setup, q, np.zeros(2), 0)
+    out = controller.compute(setup, q + 0.05, np.array([0.1, -0.2]), MS)
+    assert out is not None and np.isfinite(out.command).all()
