@@ -167,14 +167,12 @@ name are held at rest at 0 (or at --hold NAME=VALUE)."""
 def _analyse(command, args):
     """Run one command; returns the exit code. Raises AnalysisError for unusable input."""
     from . import pipeline, report
+    from ..identification.hold import check_given
     hold = _holds(args.hold)
     model = load_model(args.robot, _assignments(args.xacro_args, ':=', 'xacro argument'),
                        args.root_link)
     pipeline.check_model(model)
-    unknown_holds = sorted(set(hold) - set(model.joint_names))
-    if unknown_holds:
-        raise AnalysisError('--hold names joints the model does not have: %s; its joints: %s'
-                            % (', '.join(unknown_holds), ', '.join(model.joint_names)))
+    check_given(model, hold)
     scale = {}
     if command == 'bag' and args.effort_scale:  # before the bag: a bad file fails at once
         from ..identification.units import read_effort_scale
