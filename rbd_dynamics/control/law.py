@@ -598,8 +598,11 @@ class Controller:
         f_ff, f_g, f_obs, carried = (self.wrenches(setup, q, qd, qdd, now_ns, at_state)
                                      if self.sensors else (None, None, None, ()))
         tau_ff = rnea(model, q, qd, qdd, f_ff)
+        friction = None
         if setup.drive_on:
-            tau_ff = tau_ff + self.drive(setup, qd, qdd, desired)
+            tau_drive = self.drive(setup, qd, qdd, desired)
+            tau_ff = tau_ff + tau_drive
+            friction = tau_drive - setup.armature * qdd  # the drive at zero acceleration
         tau_g_model = gravity_torques(model, q, f_g)
         step = None
         if setup.observer_on:
@@ -623,7 +626,7 @@ class Controller:
             self._hold = None
         elif task_ready:
             tau_task, task_error = self.task_command(setup, q, qd, desired, now_ns,
-                                                     f_obs if at_state else f_ff)
+                                                     f_obs if at_state else f_ff, friction)
             command = setup.to_outputs(tau_task)
             if not np.isfinite(command).all():
                 return None
@@ -632,7 +635,7 @@ class Controller:
                       None if step is None else setup.to_outputs(step.residual), step,
                       task_error)
 
-    def task_command(self, setup, q, qd, desired, now_ns, f_ext=None):
+    def task_command(self, setup, q, qd, desired, now_ns, f_ext=None, friction=None):
         """
         Return the task-space law's torques ``(nv,)`` (model order) and its pose error.
 
@@ -641,7 +644,8 @@ class Controller:
         step); without one the link holds the pose it had when the law started, and the
         posture is the positions of the fresh desired state where it gives them, else those
         the joints had when the law started. With ``drive.compensate`` the drive's armature is
-        part of the mass matrix and its friction is added (at zero acceleration).
+        part of the mass matrix and its friction is added: ``friction`` ``(nv,)``, the drive's
+        torques at zero acceleration, which :meth:`compute` has from the feedforward's.
         """
         task = setup.task
         model = setup.model
@@ -661,8 +665,8 @@ class Controller:
                               self._fresh_since(setup, now_ns, self.twist, hold[5]), posture,
                               f_ext, setup.armature if setup.drive_on else None)
         tau = result.torque
-        if setup.drive_on:
-            tau = tau + self.drive(setup, qd, setup.zero, desired)
+        if friction is not None:
+            tau = tau + friction
         return tau, result.error
 
     def observe(self, setup, q, qd, effort, stamp_ns, f_ext=None, g=None, carried=()):
