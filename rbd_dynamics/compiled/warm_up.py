@@ -26,6 +26,7 @@ from .rnea import body_force1, gravity1, parallel_batch, rnea1, serial_batch
 
 #: The steps of :func:`warm_up`, in order, as its ``progress`` callback names them.
 WARM_UP_STEPS = ('rnea1', 'gravity1', 'body_force1', 'batch', 'parallel batch')
+_LOCK = threading.Lock()
 
 
 def warm_up(packed, progress=None):
@@ -51,7 +52,15 @@ def warm_up(packed, progress=None):
     RuntimeError
         a kernel refused the neutral state of ``packed``.
 
+    Thread-safe: the kernels compile once per process.
+
     """
+    with _LOCK:  # (two threads compiling at once: the second finds the first's kernels frozen)
+        _warm_up(packed, progress)
+
+
+def _warm_up(packed, progress):
+    """:func:`warm_up`, under its lock."""
     step = _reporter(progress, WARM_UP_STEPS)
     vec, any_vec = _vector_types()
     forces = types.float64[:, ::1]

@@ -208,3 +208,29 @@ def test_prepare_compiles_a_model_built_without_it():
     # (a numba older than 0.57 runs the equations of motion in NumPy: nothing to build there)
     assert compiled.steps(('link_pose', 'link_acceleration')) == (
         ('pose1', 'acceleration1') if compiled.EOM_AVAILABLE else ())
+
+
+def test_two_threads_compile_at_once():
+    """
+    Two models compiled at the same moment on two threads both get the compiled path.
+
+    In a fresh process (the kernels are built once per process): the second thread must not
+    find the first one's entry points frozen half way and fall back to the NumPy path.
+    """
+    script = (
+        'import threading\n'
+        'import rbd_dynamics as rbd\n'
+        'from rbd_dynamics.resources import demo_urdf_path\n'
+        'models = [rbd.Model.from_urdf_file(demo_urdf_path(), compiled=False) for _ in "ab"]\n'
+        'done = []\n'
+        'threads = [threading.Thread(target=lambda m=m: done.append(m.compile()))\n'
+        '           for m in models]\n'
+        'for t in threads:\n'
+        '    t.start()\n'
+        'for t in threads:\n'
+        '    t.join()\n'
+        'print("compiled:", done, [m.packed is not None for m in models])\n')
+    done = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert 'compiled: [True, True] [True, True]' in done.stdout, done.stdout + done.stderr
