@@ -113,14 +113,30 @@ LINK_FLOATS = 13
 # what an equations-of-motion batch computes
 EOM_MASS, EOM_CORIOLIS, EOM_JACOBIAN, EOM_REGRESSOR, EOM_POSE, EOM_ACCELERATION = range(6)
 #: The equations of motion's single-state entry points (see warm_up_eom).
-EOM_ENTRIES = ('mass1', 'coriolis1', 'jacobian1', 'regressor1', 'pose1', 'acceleration1')
+EOM_ENTRIES = ('mass1', 'coriolis1', 'jacobian1', 'regressor1', 'pose1', 'acceleration1',
+               'task1')
 MODE_FULL = 0
 MODE_STATIC = 1
+#: The arguments of the task-space law's kernel (:mod:`.task`). ``gains``: the law (0
+#: impedance, 1 operational space), Λ's damping threshold and damping, K (6), D (6), k_n (0: no
+#: null-space term), then the desired position (3), rotation matrix (9, row-major), twist (6) and
+#: acceleration (6), both linear first; the first :data:`G_HEAD` are a configuration's.
+G_MODE, G_THRESHOLD, G_DAMPING, G_K, G_D, G_KN, G_POSITION, G_ROTATION, G_TWIST, \
+    G_ACCELERATION = 0, 1, 2, 3, 9, 15, 16, 19, 28, 34
+G_HEAD = G_POSITION
+GAINS = 40
+#: Rows of the kernel's ``work`` beyond the model's ``nv``: ``A`` (6) and its eigenvectors (6).
+TASK_WORK_ROWS = 12
+#: Entries of its ``out`` beyond ``nv``: the pose error, the twist error, workspace (12).
+TASK_OUT_EXTRA = 24
 #: Status of the single-state entry points: done.
 OK = 0
 #: Status of the single-state entry points: an array does not have the model's size (nothing
 #: computed; the general path then reports which).
 BAD_SIZES = 1
+#: Status of the task-space law's kernel: ``M`` is not positive definite (a joint that moves no
+#: mass); the caller takes the NumPy path, which uses a pseudo-inverse there.
+NOT_POSITIVE = 2
 EYE3 = np.eye(3)
 F8 = np.dtype(np.float64)
 #: public ``[force, torque]`` <-> Featherstone ``[n, f]`` (its own inverse)

@@ -62,8 +62,9 @@ class PackedModel:
                  'blob', 'layout',
                  'source_inertia', 'zero_fext',
                  'rnea1', 'gravity1', 'body_force1', 'mass1', 'coriolis1', 'jacobian1',
-                 'regressor1', 'pose1', 'acceleration1', 'square_shape', 'jacobian_shape',
-                 'regressor_shape', 'eom_layout') + Layout._fields + EomLayout._fields
+                 'regressor1', 'pose1', 'acceleration1', 'task1', 'square_shape',
+                 'jacobian_shape', 'regressor_shape', 'eom_layout') + Layout._fields \
+        + EomLayout._fields
 
     def __init__(self, model, inertia=None):
         """

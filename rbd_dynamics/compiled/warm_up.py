@@ -18,10 +18,12 @@ from .eom import coriolis1, eom_parallel_batch, jacobian1, mass1, regressor1
 from .frames import acceleration1, pose1
 from .layout import (BI_JTYPE, BI_Q_START, EOM_ACCELERATION, EOM_CORIOLIS, EOM_ENTRIES,
                      EOM_JACOBIAN, EOM_MASS, EOM_POSE, EOM_REGRESSOR,
-                     FLOATING_QUATERNION, INERTIA_FLOATS, JT_FLOATING, JT_SPHERICAL, MODE_FULL,
-                     MODE_STATIC, OK, QUATERNION_W)
+                     FLOATING_QUATERNION, G_DAMPING, G_MODE, G_THRESHOLD, GAINS,
+                     INERTIA_FLOATS, JT_FLOATING, JT_SPHERICAL, MODE_FULL, MODE_STATIC,
+                     NOT_POSITIVE, OK, QUATERNION_W, TASK_OUT_EXTRA, TASK_WORK_ROWS)
 from .packed import ENTRY
 from .rnea import body_force1, gravity1, parallel_batch, rnea1, serial_batch
+from .task import task1
 
 
 #: The steps of :func:`warm_up`, in order, as its ``progress`` callback names them.
@@ -136,6 +138,8 @@ def warm_up_eom(packed, progress=None, steps=EOM_STEPS):
         'pose1': (pose1, (vec, any_vec, types.int64, matrix)),
         'acceleration1': (acceleration1, (vec, any_vec, any_vec, any_vec, types.int64,
                                           types.float64[::1])),
+        'task1': (task1, (vec, any_vec, any_vec, types.int64, vec, any_vec, any_vec, any_vec,
+                          matrix, matrix, matrix, matrix, vec, vec)),
     }
     with _EOM_LOCK:
         _compile_entries({name: entry for name, entry in signatures.items() if name in steps},
@@ -159,6 +163,7 @@ def warm_up_eom(packed, progress=None, steps=EOM_STEPS):
             'pose1': lambda: packed.pose1(packed.blob, q, 0, np.empty((4, 4))),
             'acceleration1': lambda: packed.acceleration1(packed.blob, q, zero, zero, 0,
                                                           np.empty(6)),
+            'task1': lambda: _check_task(packed, q, zero),
         }
         for name, check in checks.items():
             if name in ENTRY and check() != OK:
@@ -177,6 +182,19 @@ def warm_up_eom(packed, progress=None, steps=EOM_STEPS):
                     raise RuntimeError('the compiled equations of motion gave non-finite '
                                        'results at a neutral state')
             _EOM_DONE.add(batch)
+
+
+def _check_task(packed, q, zero):
+    """Run the task-space law's kernel (operational space) at ``q``: OK or BAD_SIZES."""
+    nv = packed.nv
+    gains = np.zeros(GAINS)
+    gains[G_MODE] = 1.0
+    gains[G_THRESHOLD] = gains[G_DAMPING] = 1e-2
+    status = packed.task1(packed.blob, q, zero, 0, gains, zero, zero, zero,
+                          np.empty((6, nv)), np.empty((nv, nv)),
+                          np.empty((nv + TASK_WORK_ROWS, 6)), np.empty((4, 4)), np.empty(6),
+                          np.empty(nv + TASK_OUT_EXTRA))
+    return OK if status == NOT_POSITIVE else status  # (a model may have a massless joint)
 
 
 def _reporter(progress, steps):
@@ -255,7 +273,7 @@ def compiled_here():
     """Return the names of the kernels this process compiled rather than loaded from the cache."""
     missed = []
     for dispatcher in (rnea1, gravity1, body_force1, serial_batch, parallel_batch, mass1,
-                       coriolis1, jacobian1, regressor1, pose1, acceleration1,
+                       coriolis1, jacobian1, regressor1, pose1, acceleration1, task1,
                        eom_parallel_batch):
         stats = getattr(dispatcher, 'stats', None)
         if stats is not None and sum(getattr(stats, 'cache_misses', {}).values()):

@@ -30,6 +30,8 @@ import math
 
 import numpy as np
 
+from ..compiled.layout import (G_D, G_DAMPING, G_HEAD, G_K, G_KN, G_MODE, G_THRESHOLD, GAINS,
+                               OK, TASK_OUT_EXTRA, TASK_WORK_ROWS)
 from ..dynamics import rnea
 from ..eom import jacobian, mass_matrix
 from ..frames import link_acceleration, link_pose
@@ -39,9 +41,10 @@ from ..spatial import quaternion_to_matrix
 MODES = ('impedance', 'operational_space')
 #: ``K`` when none is given: N/m ×3, N m/rad ×3.
 DEFAULT_STIFFNESS = (600.0, 600.0, 600.0, 30.0, 30.0, 30.0)
-#: The compiled kernels the laws call (:func:`rbd_dynamics.compiled.prepare`): both laws'
-#: (``impedance`` needs the first two), so that a change of law never waits for a build.
-KERNELS = ('jacobian', 'link_pose', 'mass_matrix', 'link_acceleration')
+#: The compiled kernels the laws call (:func:`rbd_dynamics.compiled.prepare`): the law's own
+#: kernel, the pose the law holds when it starts, and what the NumPy path of a model with a
+#: massless joint calls (so that no call waits for a build).
+KERNELS = ('task_law', 'link_pose', 'jacobian', 'mass_matrix', 'link_acceleration')
 #: Eigenvalue of ``J M⁻¹ Jᵀ`` [1/kg or 1/(kg m²)] below which Λ's inverse is damped.
 DAMPING_THRESHOLD = 1e-2
 #: The damping at a zero eigenvalue, in the same units.
@@ -213,20 +216,89 @@ def task_torques(model, q, qd, link, position, quaternion, mode='impedance', sti
     if nullspace_stiffness > 0.0 and posture is not None and model.nq != model.nv:
         raise ValueError('a posture needs one position per velocity; this model has '
                          'spherical or floating joints')
+    k_n = float(nullspace_stiffness)
     return _law(model, np.asarray(q, dtype=float), np.asarray(qd, dtype=float), link,
                 np.asarray(position, dtype=float), quaternion_matrix(quaternion), mode, K, D,
-                twist, acceleration, nullspace_stiffness, posture, f_ext, armature)
+                _vector(twist), _vector(acceleration), k_n, _vector(posture), f_ext,
+                _vector(armature))
+
+
+def _vector(values):
+    """Return ``values`` as a float array, or ``None``."""
+    return None if values is None else np.asarray(values, dtype=float)
+
+
+def law_head(mode, K, D, k_n):
+    """Return the first :data:`~rbd_dynamics.compiled.layout.G_HEAD` of the kernel's ``gains``."""
+    head = np.empty(G_HEAD)
+    head[G_MODE] = MODES.index(mode)
+    head[G_THRESHOLD] = DAMPING_THRESHOLD
+    head[G_DAMPING] = DAMPING
+    head[G_K:G_K + 6] = K
+    head[G_D:G_D + 6] = D
+    head[G_KN] = k_n
+    return head
+
+
+_ZERO6 = np.zeros(6)
+
+
+def _compiled_law(packed, q, qd, link, position, R_d, head, twist, acceleration, posture,
+                  armature, bias):
+    """
+    Evaluate the law with the compiled kernel: a :class:`TaskResult`, or ``None``.
+
+    ``None`` where the kernel does not take the arguments (then the NumPy path checks them and
+    says what is wrong) or where ``M`` is not positive definite.
+    """
+    code = packed.link_index.get(link)
+    if code is None or not (q.__class__ is np.ndarray and q.dtype == np.float64
+                            and qd.__class__ is np.ndarray and qd.dtype == np.float64
+                            and (posture is None or posture.dtype == np.float64)
+                            and (armature is None or armature.dtype == np.float64)):
+        return None
+    nv = packed.nv
+    gains = np.concatenate((head, position, R_d.reshape(9),
+                            _ZERO6 if twist is None else twist,
+                            _ZERO6 if acceleration is None else acceleration))
+    if gains.shape != (GAINS,):
+        return None
+    if posture is None:
+        gains[G_KN] = 0.0
+        posture = qd  # (not read)
+    J = np.empty((6, nv))
+    out = np.empty(nv + TASK_OUT_EXTRA)
+    status = packed.task1(packed.blob, q, qd, code, gains, bias, posture,
+                          packed.zero_v if armature is None else armature, J,
+                          np.empty((nv, nv)), np.empty((nv + TASK_WORK_ROWS, 6)),
+                          np.empty((4, 4)), np.empty(6), out)
+    if status != OK:
+        return None
+    return TaskResult(out[:nv], out[nv:nv + 6], out[nv + 6:nv + 12], J)
 
 
 def _law(model, q, qd, link, position, R_d, mode, K, D, twist, acceleration, k_n, posture,
-         f_ext, armature):
-    """:func:`task_torques` on checked arguments, the desired orientation as ``R_d`` (3×3)."""
+         f_ext, armature, head=None):
+    """
+    :func:`task_torques` on checked arguments, the desired orientation as ``R_d`` (3×3).
+
+    ``twist``, ``acceleration``, ``posture`` and ``armature`` float arrays or ``None``;
+    ``head`` :func:`law_head` of ``mode``, ``K``, ``D``, ``k_n`` if already made. On the
+    compiled path (:mod:`rbd_dynamics.compiled.task`) where the model has it.
+    """
+    bias = rnea(model, q, qd, np.zeros(model.nv), f_ext)  # C qd + g, wrenches included
+    packed = model.runtime.eom_packed
+    if packed is not None:
+        result = _compiled_law(packed, q, qd, link, position, R_d,
+                               law_head(mode, K, D, k_n) if head is None else head, twist,
+                               acceleration, posture, armature, bias)
+        if result is not None:
+            return result
     J = jacobian(model, q, link)
     e = _pose_error(link_pose(model, q, link), position, R_d)
     e_dot = -(J @ qd)
     if twist is not None:
         e_dot += twist
-    bias = rnea(model, q, qd, np.zeros(model.nv), f_ext)  # C qd + g, wrenches included
     null = None
     if k_n > 0.0 and posture is not None:
         null = k_n * (posture - q) - 2.0 * math.sqrt(k_n) * qd
@@ -285,7 +357,8 @@ class TaskSettings:
 
     """
 
-    __slots__ = ('link', 'mode', 'stiffness', 'damping', 'nullspace_stiffness', 'dof', 'note')
+    __slots__ = ('link', 'mode', 'stiffness', 'damping', 'nullspace_stiffness', 'dof', 'note',
+                 '_head')
 
     def __init__(self, model, link, mode='impedance', stiffness=DEFAULT_STIFFNESS, damping=(),
                  nullspace_stiffness=0.0):
@@ -327,6 +400,7 @@ class TaskSettings:
         self.note = '' if self.dof >= 6 else (
             '%s is moved by %d joint coordinate%s (fewer than 6): the law acts on the '
             'components they reach' % (link, self.dof, '' if self.dof == 1 else 's'))
+        self._head = law_head(mode, self.stiffness, self.damping, k_n)
 
     def torques(self, model, q, qd, position, rotation, twist=None, posture=None, f_ext=None,
                 armature=None):
@@ -338,4 +412,4 @@ class TaskSettings:
         """
         return _law(model, q, qd, self.link, position, rotation, self.mode, self.stiffness,
                     self.damping, twist, None, self.nullspace_stiffness, posture, f_ext,
-                    armature)
+                    armature, self._head)

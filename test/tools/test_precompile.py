@@ -51,7 +51,7 @@ def test_precompile_fills_the_cache_with_every_kernel():
     from rbd_dynamics import compiled
     eom = compiled.EOM_AVAILABLE  # (an older numba runs the equations of motion in NumPy)
     kernels = ('rnea1', 'gravity1', 'body_force1', 'serial_batch', 'parallel_batch') + (
-        ('mass1', 'coriolis1', 'jacobian1', 'regressor1', 'pose1', 'acceleration1',
+        ('mass1', 'coriolis1', 'jacobian1', 'regressor1', 'pose1', 'acceleration1', 'task1',
          'eom_parallel_batch') if eom else ())
     for kernel in kernels:
         assert kernel in indexed, (kernel, sorted(indexed))
