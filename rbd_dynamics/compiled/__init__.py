@@ -28,8 +28,8 @@ and is the one entry the node, ``precompile`` and the tools call: :func:`prepare
 kernels a model needs, :func:`ready` says whether a call would wait for them. The kernels are
 cached on disk by numba. numba's cache knows only a function's own file: after a change to a
 module whose functions others compile in (:mod:`.algebra`, :mod:`.kinematics`, :mod:`.layout`,
-:mod:`.jit`, :mod:`.frames`, :mod:`.eom`), clear it (``__pycache__/*.nbi`` and ``*.nbc`` beside these
-modules, or ``$NUMBA_CACHE_DIR``). An installed package is always new as a whole.
+:mod:`.jit`, :mod:`.frames`, :mod:`.eom`), clear it (``__pycache__/*.nbi`` and ``*.nbc``
+beside these modules, or ``$NUMBA_CACHE_DIR``). An installed package is always new as a whole.
 
 Set ``RBD_DYNAMICS_DISABLE_JIT=1`` to use the NumPy reference everywhere.
 """

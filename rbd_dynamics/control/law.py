@@ -625,8 +625,10 @@ class Controller:
             # not back to where the contact found the arm)
             self._hold = None
         elif task_ready:
+            # (the observer's C q̇ + g is the law's: the same state and wrenches)
             tau_task, task_error = self.task_command(setup, q, qd, desired, now_ns,
-                                                     f_obs if at_state else f_ff, friction)
+                                                     f_obs if at_state else f_ff, friction,
+                                                     None if step is None else step.bias)
             command = setup.to_outputs(tau_task)
             if not np.isfinite(command).all():
                 return None
@@ -635,7 +637,8 @@ class Controller:
                       None if step is None else setup.to_outputs(step.residual), step,
                       task_error)
 
-    def task_command(self, setup, q, qd, desired, now_ns, f_ext=None, friction=None):
+    def task_command(self, setup, q, qd, desired, now_ns, f_ext=None, friction=None,
+                     bias=None):
         """
         Return the task-space law's torques ``(nv,)`` (model order) and its pose error.
 
@@ -646,6 +649,7 @@ class Controller:
         the joints had when the law started. With ``drive.compensate`` the drive's armature is
         part of the mass matrix and its friction is added: ``friction`` ``(nv,)``, the drive's
         torques at zero acceleration, which :meth:`compute` has from the feedforward's.
+        ``bias``: ``C q̇ + g`` with ``f_ext`` if already computed (the observer's), or ``None``.
         """
         task = setup.task
         model = setup.model
@@ -663,7 +667,7 @@ class Controller:
                 posture = np.where(desired.mask, desired.q, posture)
         result = task.torques(model, q, qd, position, rotation,
                               self._fresh_since(setup, now_ns, self.twist, hold[5]), posture,
-                              f_ext, setup.armature if setup.drive_on else None)
+                              f_ext, setup.armature if setup.drive_on else None, bias)
         tau = result.torque
         if friction is not None:
             tau = tau + friction

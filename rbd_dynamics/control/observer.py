@@ -81,18 +81,22 @@ class Step:
         ``contact`` changed with this step.
     joints
         model indices of the joints whose ``|r|`` exceeds the threshold in this step.
+    bias
+        ``(nv,)`` ``C q̇ + g`` at the state, the step's wrenches included (the RNEA at zero
+        acceleration), which the task-space law shares.
 
     """
 
-    __slots__ = ('residual', 'restarted', 'reason', 'contact', 'changed', 'joints')
+    __slots__ = ('residual', 'restarted', 'reason', 'contact', 'changed', 'joints', 'bias')
 
-    def __init__(self, residual, restarted, reason, contact, changed, joints):
+    def __init__(self, residual, restarted, reason, contact, changed, joints, bias=None):
         self.residual = residual
         self.restarted = restarted
         self.reason = reason
         self.contact = contact
         self.changed = changed
         self.joints = joints
+        self.bias = bias
 
 
 class Observer:
@@ -237,7 +241,7 @@ class Observer:
                         self.contact = True
                         self.contact_joints = joints
                         changed = True
-            return Step(r, bool(reason), reason, self.contact, changed, joints)
+            return Step(r, bool(reason), reason, self.contact, changed, joints, n)
 
 
 def measured_torque(setup, qd, effort):

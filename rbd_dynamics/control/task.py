@@ -278,15 +278,17 @@ def _compiled_law(packed, q, qd, link, position, R_d, head, twist, acceleration,
 
 
 def _law(model, q, qd, link, position, R_d, mode, K, D, twist, acceleration, k_n, posture,
-         f_ext, armature, head=None):
+         f_ext, armature, head=None, bias=None):
     """
     :func:`task_torques` on checked arguments, the desired orientation as ``R_d`` (3×3).
 
     ``twist``, ``acceleration``, ``posture`` and ``armature`` float arrays or ``None``;
-    ``head`` :func:`law_head` of ``mode``, ``K``, ``D``, ``k_n`` if already made. On the
-    compiled path (:mod:`rbd_dynamics.compiled.task`) where the model has it.
+    ``head`` :func:`law_head` of ``mode``, ``K``, ``D``, ``k_n`` and ``bias`` ``C q̇ + g``
+    with ``f_ext``, if already computed. On the compiled path
+    (:mod:`rbd_dynamics.compiled.task`) where the model has it.
     """
-    bias = rnea(model, q, qd, np.zeros(model.nv), f_ext)  # C qd + g, wrenches included
+    if bias is None:
+        bias = rnea(model, q, qd, np.zeros(model.nv), f_ext)  # C qd + g, wrenches included
     packed = model.runtime.eom_packed
     if packed is not None:
         result = _compiled_law(packed, q, qd, link, position, R_d,
@@ -403,13 +405,14 @@ class TaskSettings:
         self._head = law_head(mode, self.stiffness, self.damping, k_n)
 
     def torques(self, model, q, qd, position, rotation, twist=None, posture=None, f_ext=None,
-                armature=None):
+                armature=None, bias=None):
         """
         Evaluate the law at the measured state (:func:`task_torques` with these settings).
 
         ``position`` ``(3,)`` and ``rotation`` (3×3) are the desired pose; ``q``, ``qd``,
-        ``twist``, ``posture`` and ``armature`` float arrays of their sizes (or ``None``).
+        ``twist``, ``posture`` and ``armature`` float arrays of their sizes (or ``None``);
+        ``bias`` ``C q̇ + g`` with ``f_ext`` where the caller has it already, or ``None``.
         """
         return _law(model, q, qd, self.link, position, rotation, self.mode, self.stiffness,
                     self.damping, twist, None, self.nullspace_stiffness, posture, f_ext,
-                    armature, self._head)
+                    armature, self._head, bias)

@@ -196,6 +196,7 @@ class DynamicsNode(Node):
         # the threads compiling the kernels of the wrench estimate and the task-space law
         # (one per purpose), and why they are not ready, for the diagnostics
         self._warm_ups = {}
+        self._kernels_built = set()  # the kernels tuples _kernels_ready found built
         self._warm_up_notes = {}
         self._warm_up_failed = set()
         self._task_noted = None  # the task note last logged
@@ -746,7 +747,12 @@ class DynamicsNode(Node):
         estimate, the task-space law) asks, and ``purpose`` waits for them, doing
         ``meanwhile``.
         """
+        if kernels in self._kernels_built:
+            return True
         if compiled.ready(model, kernels):  # (also where they run in NumPy)
+            if model.runtime.eom_packed is not None:
+                # built once, built for the process: no need to ask on every joint state
+                self._kernels_built.add(kernels)
             return True
         warm_up = self._warm_ups.get(purpose)
         if warm_up is None or not (warm_up.is_alive() or purpose in self._warm_up_failed):
