@@ -10,6 +10,7 @@
 #   RBD_HUMBLE_VENV=path   the environment (default: <repo>/.venv-humble)
 #   RBD_PYTHON310=path     the Python 3.10 to build it from
 #   RBD_HUMBLE_TESTS=paths what to run (RBD_HUMBLE_TESTS=test: the whole suite)
+#   RBD_SETUP_ONLY=1       build the environment and install the package, run nothing
 # Extra arguments go to pytest. Exits 0 with a notice when no Python 3.10 exists.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -52,6 +53,9 @@ fi
 print("[humble] Python %d.%d.%d, NumPy %s, numba %s" % (sys.version_info[:3]
       + (numpy.__version__, numba.__version__)))'
 
+if [ "${RBD_SETUP_ONLY:-0}" = 1 ]; then
+  exit 0
+fi
 cd "$repo"
 export RBD_ALLOWED_MISSING="rclpy,std_msgs,sensor_msgs,geometry_msgs,trajectory_msgs,diagnostic_msgs,std_srvs,pinocchio,pin,mujoco,matplotlib,psutil,rosbags,yaml,scipy,cvxpy,ament_flake8,ament_pep257"
 # numba's on-disk cache, filled once before the workers start (each would compile otherwise)
