@@ -116,6 +116,9 @@ class _Plan:
         names of the changed parameters that rebuild the model (sorted).
     checked
         the model the rebuild was checked with, or ``None``.
+    retry
+        names of the changed setup and payload parameters when the description was refused
+        and no model is in use (sorted): the description is built again with them.
 
     """
 
@@ -128,6 +131,7 @@ class _Plan:
         self.sensors = []
         self.rebuild = []
         self.checked = None
+        self.retry = []
 
 
 class DynamicsNode(Node):
@@ -357,6 +361,9 @@ class DynamicsNode(Node):
             if plan.rebuild:
                 self._source.request('a parameter change (%s)' % ', '.join(plan.rebuild),
                                      plan.checked)
+            elif plan.retry:
+                self._source.request('a parameter change (%s) after the description was '
+                                     'refused' % ', '.join(plan.retry))
         return SetParametersResult(successful=True)
 
     def _check_values(self, params):
@@ -430,6 +437,11 @@ class DynamicsNode(Node):
                 raise _Refused(str(exc)) from exc
         plan.sensors = [sensor for sensor in self._sensors
                         if any(name.startswith('wrench.%s.' % sensor.name) for name in changed)]
+        if model is None and self._source.error:
+            # the description was refused, perhaps for a setting this change corrects (an
+            # unknown task.link, joints the model lacks): it is built again with it
+            plan.retry = sorted(n for n in changed
+                                if self._specs[n].effect in (parameters.SETUP, parameters.PAYLOAD))
         return plan
 
     def _commit(self, plan):

@@ -176,3 +176,27 @@ def test_bad_task_settings_are_refused(task_node, model, values, reason):
     assert not result.successful
     assert reason in result.reason, result.reason
     assert peer.wait_for(lambda: LINK in (peer.diagnostic('task') or ''), 30.0)
+
+
+def test_a_task_link_refused_at_start_corrected_at_runtime(urdf, model):
+    """
+    A start with an unknown ``task.link`` refuses the description; setting a link builds it.
+
+    The description itself is fine: the node builds it again with the corrected setting
+    (as it would with a corrected ``joints``), without a new description.
+    """
+    params = {'robot_description': urdf, 'command_output': 'task', 'task.link': 'nowhere'}
+    node = NodeProcess(params, namespace='/task_fix')
+    peer = Peer('/task_fix')
+    try:
+        assert peer.wait_matched(), node.log()
+        assert peer.wait_for(lambda: 'rejected' in node.log(), 60.0), node.log()
+        zero = np.zeros(model.nv)
+        assert exchange(peer, model.joint_names, zero, zero, timeout=0.5) is None
+        (result,) = peer.set_parameters(**{'task.link': LINK})
+        assert result.successful, result.reason
+        assert wait_ready(peer, model), node.log()
+        assert 'after the description was refused' in node.log(), node.log()
+    finally:
+        peer.close()
+        assert node.stop() == 0, node.log()
