@@ -12,6 +12,7 @@ import io
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -23,6 +24,13 @@ DEADLINE = 900
 
 
 def run(args, **kwargs):
+    """
+    Run the interpreter with ``args``, from the temporary directory.
+
+    From the checkout, ``-m`` and ``-c`` would import the package of the source tree, whose
+    kernels live in a cache of their own, instead of the installed one.
+    """
+    kwargs.setdefault('cwd', tempfile.gettempdir())
     return subprocess.run([sys.executable] + args, capture_output=True, text=True,
                           timeout=DEADLINE, **kwargs)
 
