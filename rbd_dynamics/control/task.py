@@ -392,13 +392,15 @@ class TaskSettings:
             raise ValueError('task.nullspace_stiffness needs one position per velocity; this '
                              'model has spherical or floating joints')
         self.nullspace_stiffness = k_n
-        path = []
+        # the independent coordinates of the joints on the link's path: a mimic joint's are
+        # its master's, wherever the master is
+        columns = set()
         body = model.link_body[link]
         while body >= 0:
-            if model.body_joint_names[body] not in model.mimic:
-                path.append(body)
+            start = model.v_start[body]
+            columns.update(model.v_src[start:start + model.joints[body].nv].tolist())
             body = model.parent[body]
-        self.dof = sum(model.joints[j].nv for j in path)
+        self.dof = len(columns)
         self.note = '' if self.dof >= 6 else (
             '%s is moved by %d joint coordinate%s (fewer than 6): the law acts on the '
             'components they reach' % (link, self.dof, '' if self.dof == 1 else 's'))

@@ -295,6 +295,23 @@ def test_a_link_with_few_joints_is_noted(arm):
     assert _setup(arm).task.note == '' and _setup(arm).task.dof == 7
 
 
+def test_a_mimic_joint_moves_the_link_by_its_masters_coordinate():
+    # the tip hangs from a mimic joint whose master sits on another branch
+    body = inertial(1.0, (0.0, 0.0, 0.1), 0.01, 0.01, 0.01)
+    urdf = robot('mimic_branch', link('base'), link('driver', body), link('follower', body),
+                 link('tip'),
+                 joint('master', 'revolute', 'base', 'driver', axis=(0, 1, 0)),
+                 joint('slave', 'revolute', 'base', 'follower', xyz=(0.2, 0.0, 0.0),
+                       axis=(0, 1, 0), mimic=('master', -1.0, 0.0)),
+                 joint('tip_fixed', 'fixed', 'follower', 'tip', xyz=(0.0, 0.0, 0.3)))
+    model = rbd.Model.from_urdf(urdf)
+    settings = task.TaskSettings(model, 'tip')
+    assert settings.dof == 1, settings.note
+    assert 'moved by 1 joint coordinate ' in settings.note
+    J = rbd.jacobian(model, np.array([0.3]), 'tip')
+    assert task.reachable(J).sum() == 3  # x, z and the rotation about y
+
+
 def test_after_a_contact_the_law_starts_where_the_arm_is(arm):
     setup = _setup(arm, contact_observer=True, contact_reaction='gravity_compensation',
                    **{'contact.threshold': [1.0] * arm.nv})
