@@ -102,7 +102,7 @@ def test_push_measured_by_the_wrist_sensor(loop, compensate):
                {'push_link': 'tool_center_point', 'push_force': PUSH.tolist(),
                 'push_start': 0.5, 'push_duration': 5.0},
                trajectory={'center': Q0.tolist(), 'amplitude': [0.0] * 8, 'frequency': 0.5,
-                           })
+                           }, gravity=True)
     gravity = run.gravity
     t, q = run.run_until(2.0)
     assert len(t) and t[-1] >= 2.0, run.logs()

@@ -173,6 +173,10 @@ class Loop:
     ``record``: ``{name: (message type, topic, qos)}`` of more outputs to keep from the start
     in ``self.recorded[name]`` (matched before the simulation can start, like the observer's).
 
+    ``gravity``: keep the node's ``~/gravity_compensation`` in ``self.gravity`` (from when it
+    matches). Off unless asked: every message the node publishes and the test takes costs
+    both processes time at each of the loop's thousand steps a second.
+
     ``stream``: ``{topic: (message type, make)}``: inputs of the node the test computes from
     each joint state, ``make(msg)`` giving the message (the node's desired pose, for one);
     ``{}``: none, the joint states alone. The test publishes them, then forwards the joint
@@ -188,8 +192,9 @@ class Loop:
     """
 
     def __init__(self, ns, node_params, sim_params=None, trajectory=None, observer=None,
-                 record=None, stream=None, settle=None):
+                 record=None, stream=None, settle=None, gravity=False):
         forwarding = stream is not None
+        self._keep_gravity = gravity
         if trajectory and forwarding:
             raise ValueError('a loop forwards the joint states from the trajectory publisher '
                              'or from the test, not both')
@@ -280,8 +285,9 @@ class Loop:
             for recorded in self.recorded.values():
                 recorded.clear()  # the answers to the probes
         self.peer.create_subscription(JointState, 'joint_states', self._on_state, 5000)
-        self.peer.create_subscription(JointState, 'rbd_dynamics/gravity_compensation',
-                                      self.gravity.append, 100)
+        if self._keep_gravity:
+            self.peer.create_subscription(JointState, 'rbd_dynamics/gravity_compensation',
+                                          self.gravity.append, 100)
 
     def _alive(self):
         return all(p.alive() for p in self.procs)
