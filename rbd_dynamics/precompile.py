@@ -93,9 +93,9 @@ class CompileProgress:
 #: regressor, the link frames and the task-space law, and the rest of the equations of motion,
 #: about half of the work each. The regressor and the link frames go first, so that the batch
 #: kernel, compiled last in the other process, loads their state functions from the cache
-#: instead of compiling them again; the task-space law (about 3.6 s) comes last, once the other
-#: process has cached the state functions it calls (28.8 s in all; 31 s with it in the other
-#: process).
+#: instead of compiling them again; the task-space law (about 3.6 s) comes last, when the other
+#: process has usually cached the state functions it calls with its batch kernel (28.8 s in
+#: all; 31 s with it in the other process).
 WORKERS = {
     'rnea': ('regressor', 'link_pose', 'link_acceleration', 'rnea', 'task_law'),
     'eom': ('mass_matrix', 'coriolis_matrix', 'jacobian', 'eom_batch'),

@@ -251,7 +251,10 @@ def _compiled_law(packed, q, qd, link, position, R_d, head, twist, acceleration,
     ``None`` where the kernel does not take the arguments (then the NumPy path checks them and
     says what is wrong) or where ``M`` is not positive definite.
     """
-    code = packed.link_index.get(link)
+    try:
+        code = packed.link_index.get(link)
+    except TypeError:  # (an unhashable link: the NumPy path says what is wrong)
+        return None
     if code is None or not (q.__class__ is np.ndarray and q.dtype == np.float64
                             and qd.__class__ is np.ndarray and qd.dtype == np.float64
                             and (posture is None or posture.dtype == np.float64)

@@ -218,9 +218,10 @@ class ModelSource:
         except Exception as exc:  # an unusable description must never stop the node
             kept = ('; keeping the model of %s' % self.source if self._in_use() is not None
                     else '; no model yet, nothing is published')
-            log.error('robot description from %s rejected: %s%s' % (source, exc, kept))
-            self.counts['descriptions_rejected'] += 1
+            # (the error first: whoever reads the log line finds it set)
             self.error = '%s: %s' % (type(exc).__name__, exc)
+            self.counts['descriptions_rejected'] += 1
+            log.error('robot description from %s rejected: %s%s' % (source, exc, kept))
             return
         finally:
             if generation == self._generation:

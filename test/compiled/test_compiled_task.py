@@ -36,6 +36,16 @@ def _desired(model, q, link, rng):
 
 
 def _compare(monkeypatch, model, links, rng, states=3):
+    # every case compared must have run on the kernel, not fallen back to the NumPy path
+    on_kernel = []
+    kernel_law = task._compiled_law
+
+    def watched(*args):
+        result = kernel_law(*args)
+        on_kernel.append(result is not None)
+        return result
+
+    monkeypatch.setattr(task, '_compiled_law', watched)
     posture_ok = model.nq == model.nv
     for link in links:
         for mode in task.MODES:
@@ -55,6 +65,7 @@ def _compare(monkeypatch, model, links, rng, states=3):
                     return task.task_torques(model, q, qd, link, position, quaternion, **values)
 
                 compiled = law()
+                assert on_kernel.pop() is True, (link, mode)
                 reference = _numpy_path(monkeypatch, law)
                 scale = max(1.0, np.abs(reference.torque).max())
                 np.testing.assert_allclose(compiled.torque, reference.torque, rtol=0,
