@@ -13,6 +13,7 @@ import rclpy
 from rclpy.callback_groups import CallbackGroup
 from rclpy.exceptions import InvalidHandle
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rosgraph_msgs.msg import Clock
 
 LOG_PERIOD = 2.0  # s, the rate limit of repeated errors
 
@@ -68,6 +69,19 @@ class FailureCounter:
         return self._count
 
 
+def clock_subscription(node):
+    """
+    Return the subscription to ``/clock`` rclpy made for ``node`` (``use_sim_time``), or None.
+
+    rclpy's time source makes it when the node starts on simulated time; it is the node's
+    only subscription of ``rosgraph_msgs/Clock``.
+    """
+    for subscription in node.subscriptions:
+        if subscription.msg_type is Clock:
+            return subscription
+    return None
+
+
 def count_failure(node, exc):
     """
     Log (throttled) and count an exception that escaped a callback of ``node``.
@@ -102,17 +116,19 @@ class SubscriptionThread:
     rclpy's executor rebuilds its wait set from every entity of the node on each wake-up and
     wraps each callback in a task: a cost per message several times that of a joint state's
     dynamics. This thread waits on the one subscription with a wait set of its own and, at
-    each wake-up, takes and handles every queued message, the way rclpy's own
-    ``wait_for_message`` takes one. Callbacks run on this thread: they must only swap whole
+    each wake-up, takes and handles every queued message (the primitives rclpy's own
+    ``wait_for_message`` uses). Callbacks run on this thread: they must only swap whole
     objects that other threads read.
 
     Create it before the subscription, pass :attr:`callback_group` to ``create_subscription``
     (the executor then leaves that subscription alone), then :meth:`start` it.
 
     Inputs that the main subscription's messages depend on (the desired state a joint state is
-    answered with) can be served by the same thread, before it at each wake-up: then an input
-    published before a joint state is used for that joint state however late the executor
-    runs.
+    answered with) can be served by the same thread: at each wake-up it takes the queued main
+    messages, then handles every queued input, then the main messages. An input published
+    before a joint state is then used for that joint state however late the executor runs.
+    An input whose subscription is destroyed while the thread runs is dropped from the thread;
+    the main subscription's end ends it.
 
     Raises
     ------
@@ -167,6 +183,20 @@ class SubscriptionThread:
         self._inputs = tuple(inputs)
         self._thread.start()
 
+    def adopt(self, subscription):
+        """
+        Move a subscription made elsewhere (rclpy's ``/clock``) into :attr:`callback_group`.
+
+        Call it before :meth:`start`, which is then given the subscription as an input: the
+        executor leaves it alone from then on, and its QoS event handlers too (left with the
+        executor, they keep it busy waking up for the events of a subscription it never
+        takes).
+        """
+        subscription.callback_group = self.callback_group
+        for handler in getattr(subscription, 'event_handlers', ()):
+            handler.callback_group = self.callback_group
+        return subscription
+
     def stop(self, timeout=1.0):
         """Ask the thread to end and wait for it (at most ``timeout`` s)."""
         self._stop.set()
@@ -181,9 +211,9 @@ class SubscriptionThread:
         while not self._stop.is_set() and context.ok():
             try:
                 with contextlib.ExitStack() as handles:
-                    for entity in (sub.handle, context.handle) + tuple(
-                            i[0].handle for i in inputs):
-                        handles.enter_context(entity)
+                    handles.enter_context(sub.handle)
+                    handles.enter_context(context.handle)
+                    inputs = self._live_inputs(handles, inputs)
                     wait_set.clear_entities()
                     wait_set.add_subscription(sub.handle)
                     for input_sub, _ in inputs:
@@ -191,17 +221,26 @@ class SubscriptionThread:
                     wait_set.wait(self.WAIT_NS)  # releases the GIL
                     if not wait_set.get_ready_entities('subscription'):
                         continue
+                    # the main messages first, then every input, then the main messages'
+                    # callbacks: an input published before a main message is taken by then
+                    # (taking the inputs first, one arriving while they are taken, just
+                    # before its main message, would miss that message)
+                    queued = []
+                    taken = sub.handle.take_message(sub.msg_type, sub.raw)
+                    while taken is not None:
+                        queued.append(taken[0])
+                        taken = sub.handle.take_message(sub.msg_type, sub.raw)
                     for input_sub, input_callback in inputs:
                         taken = input_sub.handle.take_message(input_sub.msg_type, input_sub.raw)
                         while taken is not None and not self._stop.is_set():
                             self._call(input_callback, taken[0])
                             taken = input_sub.handle.take_message(input_sub.msg_type,
                                                                   input_sub.raw)
-                    taken = sub.handle.take_message(sub.msg_type, sub.raw)
-                    while taken is not None and not self._stop.is_set():
-                        newer = sub.handle.take_message(sub.msg_type, sub.raw)
-                        self._call(self._callback, taken[0], newer is not None)
-                        taken = newer
+                    last = len(queued) - 1
+                    for k, msg in enumerate(queued):
+                        if self._stop.is_set():
+                            break
+                        self._call(self._callback, msg, k < last)
             except InvalidHandle:  # the subscription or the context is being destroyed
                 break
             except Exception as exc:  # rclpy failing to take a message: skip it
@@ -209,6 +248,17 @@ class SubscriptionThread:
                     break
                 count_failure(self._node, exc)
                 self._stop.wait(0.001)  # never a busy loop, whatever keeps failing
+
+    def _live_inputs(self, handles, inputs):
+        """Enter the handles of ``inputs``; the inputs whose subscription still exists."""
+        live = []
+        for entry in inputs:
+            try:
+                handles.enter_context(entry[0].handle)
+            except InvalidHandle:  # destroyed (rclpy's /clock when use_sim_time goes off)
+                continue
+            live.append(entry)
+        return inputs if len(live) == len(inputs) else tuple(live)
 
     def _call(self, callback, *args):
         try:

@@ -34,6 +34,7 @@ desired input, each sensor reading and bias, and the model's inertias
 consistent set.
 """
 
+import functools
 import threading
 import time
 
@@ -66,7 +67,7 @@ from .conversions import (desired_from_array, desired_from_trajectory, to_float_
                           trajectory_to_arrays, wrench_to_array)
 from .diagnostics import (ComputeTimes, COUNTS, dynamics_status, observer_values, payload_text,
                           task_values, vector_text)
-from .executor import FailureCounter, run, SubscriptionThread
+from .executor import clock_subscription, FailureCounter, run, SubscriptionThread
 from .model_source import ModelSource, payload_changes
 
 NODE_NAME = 'rbd_dynamics'
@@ -211,13 +212,17 @@ class DynamicsNode(Node):
         self._joint_state_thread = None
         if self._p['joint_states_thread']:
             try:
-                self._joint_state_thread = SubscriptionThread(self, 'joint_states', inputs=4)
+                self._joint_state_thread = SubscriptionThread(
+                    self, 'joint_states', inputs=5 + len(self._sensors))
             except RuntimeError as exc:
                 self.get_logger().warning('joint_states_thread: %s; joint states go through '
                                           'the executor' % exc)
-        # The desired inputs (four: state, accelerations, pose, twist) are taken on the
-        # joint-state thread too, before the joint states of the same wake-up: a desired input
-        # published before a joint state answers it, even when the executor thread runs late.
+        # The inputs a joint state is answered with are taken on the joint-state thread too,
+        # before the joint states of the same wake-up: the simulated clock (use_sim_time),
+        # the four desired inputs (state, accelerations, pose, twist) and the F/T readings.
+        # One published before a joint state answers it, even when the executor thread runs
+        # late; and none of them wakes the executor, whose wake-up costs several times the
+        # dynamics of a joint state (at 1 kHz, the clock and a sensor would take a core).
         group = self._joint_state_thread and self._joint_state_thread.callback_group
         joint_states = self.create_subscription(
             JointState, 'joint_states', self._on_joint_state, STREAM_QOS, callback_group=group,
@@ -236,16 +241,23 @@ class DynamicsNode(Node):
             (self.create_subscription(TwistStamped, '~/desired_twist', self._on_desired_twist,
                                       10, callback_group=group, event_callbacks=command_sub),
              self._on_desired_twist)]
+        readings = []
+        for sensor in self._sensors:
+            callback = functools.partial(self._on_wrench, sensor)
+            readings.append((self.create_subscription(
+                WrenchStamped, sensor.topic, callback, STREAM_QOS, callback_group=group,
+                event_callbacks=quiet_sub), callback))
         if self._joint_state_thread is not None:
-            self._joint_state_thread.start(joint_states, self._on_joint_state, desired)
+            clock = clock_subscription(self)
+            clock = [] if clock is None else [
+                (self._joint_state_thread.adopt(clock), clock.callback)]
+            self._joint_state_thread.start(joint_states, self._on_joint_state,
+                                           clock + desired + readings)
         self.create_subscription(InertiaStamped, '~/payload', self._on_payload, 10,
                                  event_callbacks=command_sub)
         self.create_subscription(JointTrajectory, '~/trajectory', self._on_trajectory, 10,
                                  event_callbacks=command_sub)
         for sensor in self._sensors:
-            self.create_subscription(WrenchStamped, sensor.topic,
-                                     lambda msg, s=sensor: self._on_wrench(s, msg), STREAM_QOS,
-                                     event_callbacks=quiet_sub)
             self.create_service(Trigger, '~/%s/tare' % sensor.name,
                                 lambda req, res, s=sensor: self._on_tare(s, res))
             self.create_service(Trigger, '~/%s/clear_tare' % sensor.name,

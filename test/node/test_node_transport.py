@@ -96,6 +96,71 @@ def test_sensor_data_publishers_and_both_paths(urdf, model, thread):
         assert node.stop() == 0, node.log()
 
 
+def test_the_clock_and_a_reading_published_before_a_joint_state_answer_it(urdf, model):
+    """
+    A clock and a reading published just before a joint state are in effect for it.
+
+    On simulated time, with a sensor whose readings are dropped after 10 ms: each round
+    publishes ``/clock``, a reading and a joint state back to back, and the answer is the
+    gravity compensation with that reading. In every third round a second clock 1 s later
+    follows the reading: the reading is stale for the joint state after it, which is then
+    answered without a wrench. All three are taken on the joint-state thread.
+    """
+    from rosgraph_msgs.msg import Clock
+    namespace = '/inputs_first'
+    topic = namespace + '/wrench'
+    node = NodeProcess({'robot_description': urdf, 'use_sim_time': True,
+                        'wrench_sensors': ['wrist'], 'wrench.wrist.topic': topic,
+                        'wrench.wrist.timeout': 0.01}, namespace=namespace)
+    peer = Peer(namespace, sensor_topics=[topic])
+    clock = peer.node.create_publisher(Clock, '/clock', 10)
+
+    def tick(seconds):
+        msg = Clock()
+        msg.clock.sec, msg.clock.nanosec = int(seconds), int(round(seconds % 1.0 * 1e9))
+        clock.publish(msg)
+
+    try:
+        assert peer.wait_for(lambda: clock.get_subscription_count() > 0
+                             and peer.pub_wrench[topic].get_subscription_count() > 0,
+                             120.0), node.log()
+        assert wait_ready(peer, model), node.log()
+        rng = np.random.default_rng(55)
+        now = 10.0
+        zero = np.zeros(model.nv)
+        for k in range(12):
+            wrench = rng.uniform(-5.0, 5.0, 6)
+            q = rng.uniform(-1.0, 1.0, model.nq)
+            stale = k % 3 == 2
+            tick(now)
+            peer.wrench(topic, 'ft_frame', wrench)
+            if stale:
+                now += 1.0
+                tick(now)
+            answer = exchange(peer, model.joint_names, q, zero)
+            assert answer is not None, node.log()
+            expected = rbd.gravity_torques(model, q, None if stale else {'ft_frame': wrench})
+            np.testing.assert_allclose(answer[1].effort, expected, rtol=0, atol=TOL,
+                                       err_msg='round %d' % k)
+            now += 0.001
+        # use_sim_time off: rclpy destroys its /clock subscription, which the thread drops;
+        # on again: the new one goes through the executor. Joint states are answered
+        # throughout, on the thread.
+        for sim_time in (False, True):
+            assert [r.successful for r in peer.set_parameters(use_sim_time=sim_time)] == [True]
+            q = rng.uniform(-1.0, 1.0, model.nq)
+            answer = exchange(peer, model.joint_names, q, zero)
+            assert answer is not None, node.log()
+            np.testing.assert_allclose(answer[1].effort, rbd.gravity_torques(model, q),
+                                       rtol=0, atol=TOL)
+        assert peer.wait_for(
+            lambda: peer.diagnostic('joint_states taken on') == 'a thread of their own', 60.0)
+        assert 'callback failed' not in node.log()
+    finally:
+        peer.close()
+        assert node.stop() == 0, node.log()
+
+
 def test_without_a_wait_set_joint_states_go_through_the_executor(monkeypatch, urdf, model):
     """
     Without a wait set, joint states go through the executor.
