@@ -27,6 +27,7 @@ refused and clamped (with the joints clamped), the payload and the sensor bias.
 """
 
 import math
+import threading
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import WrenchStamped
@@ -39,7 +40,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from .executor import run
+from .executor import run, SubscriptionThread
 from ..control.joint_trajectory import check_points, FIELDS
 from ..parsers.urdf import parse_urdf
 from ..resources import demo_urdf_path
@@ -221,6 +222,10 @@ class SimDriver(Node):
         self.trajectories = 0
         self.trajectories_rejected = 0
         self._waiting = None
+        # held while the simulation steps or publishes: in lockstep, commands step it on their
+        # own thread while the executor may still publish the initial state
+        self._step_lock = threading.Lock()
+        self._command_thread = None
         self.trajectory = Trajectory.hold(self.data.time, self.data.qpos[self.command_qpos])
 
         self.pub_state = self.create_publisher(JointState, 'joint_states', 10)
@@ -232,7 +237,7 @@ class SimDriver(Node):
             self.create_subscription(JointTrajectory, 'joint_trajectory', self._on_trajectory,
                                      10)
         else:
-            self.create_subscription(Float64MultiArray, 'effort_commands', self._on_command, 10)
+            self._subscribe_commands()
         if self.lockstep:
             # until the first command (or trajectory), repeat the initial state so late
             # subscribers get it
@@ -244,6 +249,32 @@ class SimDriver(Node):
             'simulating %d joints at %g Hz (%s, %s), commands in order: %s'
             % (len(names), 1.0 / self.period, 'lockstep' if self.lockstep else 'timer',
                p['controller'], ', '.join(joints)))
+
+    def _subscribe_commands(self):
+        """
+        Take ``effort_commands``: in lockstep on a thread of its own, else in the executor.
+
+        In lockstep each command steps the simulation and publishes the next state; on the
+        thread a command costs no executor wake-up (several times the step itself), which
+        sets how fast a lockstep loop runs. The executor then only runs the timers.
+        """
+        thread = None
+        if self.lockstep:
+            try:
+                thread = SubscriptionThread(self, 'effort_commands')
+            except RuntimeError as exc:
+                self.get_logger().warning('%s; effort commands go through the executor' % exc)
+        subscription = self.create_subscription(
+            Float64MultiArray, 'effort_commands', self._on_command, 10,
+            callback_group=thread and thread.callback_group)
+        if thread is not None:
+            thread.start(subscription, lambda msg, newer: self._on_command(msg))
+        self._command_thread = thread
+
+    def destroy_node(self):
+        if getattr(self, '_command_thread', None) is not None:
+            self._command_thread.stop()
+        return super().destroy_node()
 
     def _configure_limits_and_controller(self, p, desc):
         """Effort limits, F/T bias and the controller from the parameters ``p``."""
@@ -336,8 +367,10 @@ class SimDriver(Node):
         return out
 
     def _publish_initial(self):
-        if self.pub_state.get_subscription_count() >= self.wait_for_subscribers:
-            self._publish()
+        with self._step_lock:
+            if self._waiting is not None \
+                    and self.pub_state.get_subscription_count() >= self.wait_for_subscribers:
+                self._publish()
 
     def _on_command(self, msg):
         values = np.asarray(msg.data, dtype=float)
@@ -348,11 +381,12 @@ class SimDriver(Node):
                                       % (len(values), len(self.joints), ', '.join(self.joints)),
                                       throttle_duration_sec=2.0)
             return
-        self._apply(values * self.effort_scale)
-        self.commands += 1
-        if self.lockstep:
-            self._stop_waiting()
-            self._tick()
+        with self._step_lock:
+            self._apply(values * self.effort_scale)
+            self.commands += 1
+            if self.lockstep:
+                self._stop_waiting()
+                self._tick()
 
     def _stop_waiting(self):
         if self._waiting is not None:

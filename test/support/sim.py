@@ -15,6 +15,7 @@ import rbd_dynamics as rbd
 from rbd_dynamics.resources import demo_urdf_path
 from rbd_dynamics.ros import demo_setup, processes
 from rbd_dynamics.ros.demo_setup import JOINTS
+from rbd_dynamics.ros.executor import SubscriptionThread
 import rclpy
 import rclpy.executors
 from sensor_msgs.msg import JointState
@@ -265,13 +266,18 @@ class Loop:
         self._probe_answers = []
         self.dropped = 0  # commands beyond one per forwarded state (none, once primed)
         publishers = list(self.streams)
+        # The joint states (and, forwarding, the node's commands) are taken on threads of
+        # their own, outside the executor: rclpy's executor costs a few hundred microseconds
+        # of a core per message, a thousand times a second, and the processes of the loop
+        # (two loops at once, on two workers) wait for the cores this process takes.
+        self._threads = []
         if forwarding:
             self.streams.append((self.peer.create_publisher(
                 JointState, 'joint_states_forwarded', 100), lambda msg: msg))
             self._relay = self.peer.create_publisher(Float64MultiArray, 'effort_commands', 10)
             publishers += [self.streams[-1], (self._relay, None)]
-            subscriptions.append(self.peer.create_subscription(
-                Float64MultiArray, 'effort_commands_node', self._on_command, 100))
+            subscriptions.append(self._subscribe(Float64MultiArray, 'effort_commands_node',
+                                                 self._on_command, 100))
         self._settled = []
         if settle is not None:
             subscriptions.append(self.peer.create_subscription(
@@ -284,10 +290,19 @@ class Loop:
             self._prime(sim, settle)
             for recorded in self.recorded.values():
                 recorded.clear()  # the answers to the probes
-        self.peer.create_subscription(JointState, 'joint_states', self._on_state, 5000)
+        self._subscribe(JointState, 'joint_states', self._on_state, 5000)
         if self._keep_gravity:
             self.peer.create_subscription(JointState, 'rbd_dynamics/gravity_compensation',
                                           self.gravity.append, 100)
+
+    def _subscribe(self, kind, topic, callback, depth):
+        """Subscribe with ``callback(msg)`` called on a thread of the subscription's own."""
+        thread = SubscriptionThread(self.peer, topic)
+        subscription = self.peer.create_subscription(
+            kind, topic, callback, depth, callback_group=thread.callback_group)
+        thread.start(subscription, lambda msg, newer: callback(msg))
+        self._threads.append(thread)
+        return subscription
 
     def _alive(self):
         return all(p.alive() for p in self.procs)
@@ -357,14 +372,16 @@ class Loop:
         """Spin until a joint state at or after ``sim_time``: ``(t, q)`` arrays, model order."""
         end = time.monotonic() + timeout
         while time.monotonic() < end:
-            self.executor.spin_once(timeout_sec=0.05)
+            # (the states come on their own thread: the executor serves the other outputs)
+            self.executor.spin_once(timeout_sec=0.005)
             if self.states and self.stamp(self.states[-1]) >= sim_time:
                 break
             if not all(p.alive() for p in self.procs):
                 break
-        t = np.array([self.stamp(m) for m in self.states])
-        index = [list(self.states[0].name).index(n) for n in JOINTS] if self.states else []
-        q = np.array([np.asarray(m.position)[index] for m in self.states])
+        states = list(self.states)
+        t = np.array([self.stamp(m) for m in states])
+        index = [list(states[0].name).index(n) for n in JOINTS] if states else []
+        q = np.array([np.asarray(m.position)[index] for m in states])
         return t, q
 
     @staticmethod
@@ -375,6 +392,8 @@ class Loop:
         return '\n'.join(p.log()[-2000:] for p in self.procs)
 
     def close(self):
+        for thread in self._threads:
+            thread.stop()
         self.executor.remove_node(self.peer)
         self.peer.destroy_node()
         codes = [p.stop() for p in self.procs]
