@@ -40,7 +40,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from .executor import run, SubscriptionThread
+from .executor import run, subscribe_on_thread
 from ..control.joint_trajectory import check_points, FIELDS
 from ..parsers.urdf import parse_urdf
 from ..resources import demo_urdf_path
@@ -222,8 +222,9 @@ class SimDriver(Node):
         self.trajectories = 0
         self.trajectories_rejected = 0
         self._waiting = None
-        # held while the simulation steps or publishes: in lockstep, commands step it on their
-        # own thread while the executor may still publish the initial state
+        # held while the simulation steps or publishes and while the diagnostics read its
+        # counts: in lockstep, commands step it on their own thread, while the executor may
+        # still publish the initial state and reports the diagnostics
         self._step_lock = threading.Lock()
         self._command_thread = None
         self.trajectory = Trajectory.hold(self.data.time, self.data.qpos[self.command_qpos])
@@ -258,18 +259,11 @@ class SimDriver(Node):
         thread a command costs no executor wake-up (several times the step itself), which
         sets how fast a lockstep loop runs. The executor then only runs the timers.
         """
-        thread = None
         if self.lockstep:
-            try:
-                thread = SubscriptionThread(self, 'effort_commands')
-            except RuntimeError as exc:
-                self.get_logger().warning('%s; effort commands go through the executor' % exc)
-        subscription = self.create_subscription(
-            Float64MultiArray, 'effort_commands', self._on_command, 10,
-            callback_group=thread and thread.callback_group)
-        if thread is not None:
-            thread.start(subscription, lambda msg, newer: self._on_command(msg))
-        self._command_thread = thread
+            _, self._command_thread = subscribe_on_thread(
+                self, Float64MultiArray, 'effort_commands', self._on_command, 10)
+        else:
+            self.create_subscription(Float64MultiArray, 'effort_commands', self._on_command, 10)
 
     def destroy_node(self):
         if getattr(self, '_command_thread', None) is not None:
@@ -454,6 +448,11 @@ class SimDriver(Node):
 
     def _publish_diagnostics(self):
         """One status: WARN while commands are clamped or refused, OK otherwise."""
+        with self._step_lock:  # counts of whole commands (a lockstep command has its thread)
+            array = self._diagnostics()
+        self.pub_diag.publish(array)
+
+    def _diagnostics(self):
         refused = self.rejected + self.trajectories_rejected
         clamped, rejected = self.clamped - self.reported[0], refused - self.reported[1]
         self.reported = (self.clamped, refused)
@@ -483,7 +482,7 @@ class SimDriver(Node):
         status.values = [KeyValue(key=k, value=v) for k, v in values]
         array = DiagnosticArray(status=[status])
         array.header.stamp = self.get_clock().now().to_msg()
-        self.pub_diag.publish(array)
+        return array
 
     def _control(self):
         """Apply the trajectory controller's effort for the current state."""

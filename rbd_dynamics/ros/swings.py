@@ -16,7 +16,7 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from .demo_setup import swing
-from .executor import run
+from .executor import run, subscribe_on_thread
 
 
 class TrajectoryPublisher(Node):
@@ -46,7 +46,15 @@ class TrajectoryPublisher(Node):
         self.pub = self.create_publisher(JointTrajectory, 'desired_state', 10)
         self.pub_forward = (self.create_publisher(JointState, 'joint_states_forwarded', 10)
                             if self.forward else None)
-        self.create_subscription(JointState, 'joint_states', self._on_state, 10)
+        # every joint state is answered, on a thread of its own (with /clock, on simulated
+        # time): through the executor each would cost a wake-up several times the answer
+        _, self._thread = subscribe_on_thread(self, JointState, 'joint_states', self._on_state,
+                                              10, clock=True)
+
+    def destroy_node(self):
+        if getattr(self, '_thread', None) is not None:
+            self._thread.stop()
+        return super().destroy_node()
 
     def desired(self, t):
         """``(q, qd, qdd)`` at time ``t`` [s]."""

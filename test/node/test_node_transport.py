@@ -102,9 +102,9 @@ def test_the_clock_and_a_reading_published_before_a_joint_state_answer_it(urdf, 
 
     On simulated time, with a sensor whose readings are dropped after 10 ms: each round
     publishes ``/clock``, a reading and a joint state back to back, and the answer is the
-    gravity compensation with that reading. In every third round a second clock 1 s later
-    follows the reading: the reading is stale for the joint state after it, which is then
-    answered without a wrench. All three are taken on the joint-state thread.
+    gravity compensation with that reading. Every third round then publishes a clock 1 s
+    later and a joint state: the reading is stale for it, which is answered without a wrench.
+    All three are taken on the joint-state thread.
     """
     from rosgraph_msgs.msg import Clock
     namespace = '/inputs_first'
@@ -120,6 +120,12 @@ def test_the_clock_and_a_reading_published_before_a_joint_state_answer_it(urdf, 
         msg.clock.sec, msg.clock.nanosec = int(seconds), int(round(seconds % 1.0 * 1e9))
         clock.publish(msg)
 
+    def answer(q, wrench):
+        got = exchange(peer, model.joint_names, q, zero)
+        assert got is not None, node.log()
+        np.testing.assert_allclose(got[1].effort, rbd.gravity_torques(
+            model, q, None if wrench is None else {'ft_frame': wrench}), rtol=0, atol=TOL)
+
     try:
         assert peer.wait_for(lambda: clock.get_subscription_count() > 0
                              and peer.pub_wrench[topic].get_subscription_count() > 0,
@@ -130,29 +136,20 @@ def test_the_clock_and_a_reading_published_before_a_joint_state_answer_it(urdf, 
         zero = np.zeros(model.nv)
         for k in range(12):
             wrench = rng.uniform(-5.0, 5.0, 6)
-            q = rng.uniform(-1.0, 1.0, model.nq)
-            stale = k % 3 == 2
             tick(now)
             peer.wrench(topic, 'ft_frame', wrench)
-            if stale:
+            answer(rng.uniform(-1.0, 1.0, model.nq), wrench)
+            if k % 3 == 2:
                 now += 1.0
                 tick(now)
-            answer = exchange(peer, model.joint_names, q, zero)
-            assert answer is not None, node.log()
-            expected = rbd.gravity_torques(model, q, None if stale else {'ft_frame': wrench})
-            np.testing.assert_allclose(answer[1].effort, expected, rtol=0, atol=TOL,
-                                       err_msg='round %d' % k)
+                answer(rng.uniform(-1.0, 1.0, model.nq), None)
             now += 0.001
         # use_sim_time off: rclpy destroys its /clock subscription, which the thread drops;
         # on again: the new one goes through the executor. Joint states are answered
         # throughout, on the thread.
         for sim_time in (False, True):
             assert [r.successful for r in peer.set_parameters(use_sim_time=sim_time)] == [True]
-            q = rng.uniform(-1.0, 1.0, model.nq)
-            answer = exchange(peer, model.joint_names, q, zero)
-            assert answer is not None, node.log()
-            np.testing.assert_allclose(answer[1].effort, rbd.gravity_torques(model, q),
-                                       rtol=0, atol=TOL)
+            answer(rng.uniform(-1.0, 1.0, model.nq), None)
         assert peer.wait_for(
             lambda: peer.diagnostic('joint_states taken on') == 'a thread of their own', 60.0)
         assert 'callback failed' not in node.log()

@@ -15,7 +15,7 @@ import rbd_dynamics as rbd
 from rbd_dynamics.resources import demo_urdf_path
 from rbd_dynamics.ros import demo_setup, processes
 from rbd_dynamics.ros.demo_setup import JOINTS
-from rbd_dynamics.ros.executor import SubscriptionThread
+from rbd_dynamics.ros.executor import subscribe_on_thread
 import rclpy
 import rclpy.executors
 from sensor_msgs.msg import JointState
@@ -297,10 +297,7 @@ class Loop:
 
     def _subscribe(self, kind, topic, callback, depth):
         """Subscribe with ``callback(msg)`` called on a thread of the subscription's own."""
-        thread = SubscriptionThread(self.peer, topic)
-        subscription = self.peer.create_subscription(
-            kind, topic, callback, depth, callback_group=thread.callback_group)
-        thread.start(subscription, lambda msg, newer: callback(msg))
+        subscription, thread = subscribe_on_thread(self.peer, kind, topic, callback, depth)
         self._threads.append(thread)
         return subscription
 
@@ -393,7 +390,8 @@ class Loop:
 
     def close(self):
         for thread in self._threads:
-            thread.stop()
+            if thread is not None:
+                thread.stop()
         self.executor.remove_node(self.peer)
         self.peer.destroy_node()
         codes = [p.stop() for p in self.procs]
