@@ -5,11 +5,12 @@
 # own (RBD_COLCON_VENV, default <repo>/.venv-colcon) that sees the ROS environment's packages
 # through a .pth file. The workspace is a temporary directory holding a copy of the checkout's
 # tracked and untracked (not ignored) files, so no virtual environment is under its base paths.
+# RBD_SETUP_ONLY=1: only make the colcon venv (its interpreter is the ROS environment's base
+# interpreter, which must exist), then stop.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${RBD_VENV:-$repo/.venv}"
 colcon_venv="${RBD_COLCON_VENV:-$repo/.venv-colcon}"
-bash "$repo/scripts/setup_env.sh" >/dev/null
 
 if [ ! -x "$colcon_venv/bin/colcon" ]; then
   echo "[colcon] installing colcon into $colcon_venv"
@@ -18,6 +19,8 @@ if [ ! -x "$colcon_venv/bin/colcon" ]; then
   "$colcon_venv/bin/python" -m pip install -q --disable-pip-version-check \
     colcon-common-extensions colcon-ros
 fi
+if [ "${RBD_SETUP_ONLY:-0}" = 1 ]; then exit 0; fi
+bash "$repo/scripts/setup_env.sh" >/dev/null
 # colcon builds and tests with its own interpreter: let it see rclpy, pytest and the rest.
 ros_site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 colcon_site="$("$colcon_venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
