@@ -94,8 +94,8 @@ def subscribe_on_thread(node, msg_type, topic, callback, qos, clock=False):
 
     Returns
     -------
-    ``(subscription, thread)``; ``thread`` is ``None`` on the executor. Stop the thread
-    (:meth:`SubscriptionThread.stop`) before destroying the node.
+    ``(subscription, thread)``; ``thread`` is ``None`` on the executor. Stop the node's
+    threads (:func:`stop_threads`) before destroying it.
 
     """
     try:
@@ -106,10 +106,15 @@ def subscribe_on_thread(node, msg_type, topic, callback, qos, clock=False):
     subscription = node.create_subscription(msg_type, topic, callback, qos,
                                             callback_group=thread and thread.callback_group)
     if thread is not None:
-        sim_clock = clock_subscription(node) if clock else None
-        inputs = [] if sim_clock is None else [(thread.adopt(sim_clock), sim_clock.callback)]
-        thread.start(subscription, lambda msg, newer: callback(msg), inputs)
+        thread.start(subscription, lambda msg, newer: callback(msg),
+                     thread.adopt_clock() if clock else ())
     return subscription, thread
+
+
+def stop_threads(node):
+    """Stop every :class:`SubscriptionThread` of ``node``; call it before destroying the node."""
+    for thread in SubscriptionThread.of(node):
+        thread.stop()
 
 
 def count_failure(node, exc):
@@ -169,6 +174,7 @@ class SubscriptionThread:
     """
 
     WAIT_NS = 100_000_000  # how often the thread looks at its stop flag
+    _started = set()  # the threads started and not stopped (stop_threads)
 
     def __init__(self, node, name='subscription thread', inputs=0):
         """
@@ -211,25 +217,36 @@ class SubscriptionThread:
         self._subscription = subscription
         self._callback = callback
         self._inputs = tuple(inputs)
+        SubscriptionThread._started.add(self)
         self._thread.start()
 
-    def adopt(self, subscription):
+    def adopt_clock(self):
         """
-        Move a subscription made elsewhere (rclpy's ``/clock``) into :attr:`callback_group`.
+        Move rclpy's ``/clock`` subscription of the node (``use_sim_time``) to this thread.
 
-        Call it before :meth:`start`, which is then given the subscription as an input: the
-        executor leaves it alone from then on, and its QoS event handlers too (left with the
-        executor, they keep it busy waking up for the events of a subscription it never
-        takes).
+        Returns the ``(subscription, callback)`` input entries to give :meth:`start`: one, or
+        none when the node is not on simulated time. Call it before :meth:`start`. The
+        executor leaves the subscription alone from then on, and its QoS event handlers too
+        (left with the executor, they keep it busy waking up for the events of a subscription
+        it never takes).
         """
+        subscription = clock_subscription(self._node)
+        if subscription is None:
+            return []
         subscription.callback_group = self.callback_group
         for handler in getattr(subscription, 'event_handlers', ()):
             handler.callback_group = self.callback_group
-        return subscription
+        return [(subscription, subscription.callback)]
+
+    @classmethod
+    def of(cls, node):
+        """Return the threads of ``node`` started and not stopped yet."""
+        return [thread for thread in cls._started if thread._node is node]
 
     def stop(self, timeout=1.0):
         """Ask the thread to end and wait for it (at most ``timeout`` s)."""
         self._stop.set()
+        SubscriptionThread._started.discard(self)
         if self._thread.is_alive():
             self._thread.join(timeout)
 

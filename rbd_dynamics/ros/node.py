@@ -67,7 +67,7 @@ from .conversions import (desired_from_array, desired_from_trajectory, to_float_
                           trajectory_to_arrays, wrench_to_array)
 from .diagnostics import (ComputeTimes, COUNTS, dynamics_status, observer_values, payload_text,
                           task_values, vector_text)
-from .executor import clock_subscription, FailureCounter, run, SubscriptionThread
+from .executor import FailureCounter, run, stop_threads, SubscriptionThread
 from .model_source import ModelSource, payload_changes
 
 NODE_NAME = 'rbd_dynamics'
@@ -248,11 +248,9 @@ class DynamicsNode(Node):
                 WrenchStamped, sensor.topic, callback, STREAM_QOS, callback_group=group,
                 event_callbacks=quiet_sub), callback))
         if self._joint_state_thread is not None:
-            clock = clock_subscription(self)
-            clock = [] if clock is None else [
-                (self._joint_state_thread.adopt(clock), clock.callback)]
             self._joint_state_thread.start(joint_states, self._on_joint_state,
-                                           clock + desired + readings)
+                                           self._joint_state_thread.adopt_clock() + desired
+                                           + readings)
         self.create_subscription(InertiaStamped, '~/payload', self._on_payload, 10,
                                  event_callbacks=command_sub)
         self.create_subscription(JointTrajectory, '~/trajectory', self._on_trajectory, 10,
@@ -852,8 +850,7 @@ class DynamicsNode(Node):
         self._pub_diag.publish(msg)
 
     def destroy_node(self):
-        if self._joint_state_thread is not None:
-            self._joint_state_thread.stop()
+        stop_threads(self)
         self._source.shutdown()
         return super().destroy_node()
 

@@ -40,7 +40,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from .executor import run, subscribe_on_thread
+from .executor import run, stop_threads, subscribe_on_thread
 from ..control.joint_trajectory import check_points, FIELDS
 from ..parsers.urdf import parse_urdf
 from ..resources import demo_urdf_path
@@ -226,7 +226,6 @@ class SimDriver(Node):
         # counts: in lockstep, commands step it on their own thread, while the executor may
         # still publish the initial state and reports the diagnostics
         self._step_lock = threading.Lock()
-        self._command_thread = None
         self.trajectory = Trajectory.hold(self.data.time, self.data.qpos[self.command_qpos])
 
         self.pub_state = self.create_publisher(JointState, 'joint_states', 10)
@@ -260,14 +259,12 @@ class SimDriver(Node):
         sets how fast a lockstep loop runs. The executor then only runs the timers.
         """
         if self.lockstep:
-            _, self._command_thread = subscribe_on_thread(
-                self, Float64MultiArray, 'effort_commands', self._on_command, 10)
+            subscribe_on_thread(self, Float64MultiArray, 'effort_commands', self._on_command, 10)
         else:
             self.create_subscription(Float64MultiArray, 'effort_commands', self._on_command, 10)
 
     def destroy_node(self):
-        if getattr(self, '_command_thread', None) is not None:
-            self._command_thread.stop()
+        stop_threads(self)
         return super().destroy_node()
 
     def _configure_limits_and_controller(self, p, desc):

@@ -16,7 +16,7 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from .demo_setup import swing
-from .executor import run, subscribe_on_thread
+from .executor import run, stop_threads, subscribe_on_thread
 
 
 class TrajectoryPublisher(Node):
@@ -48,12 +48,10 @@ class TrajectoryPublisher(Node):
                             if self.forward else None)
         # every joint state is answered, on a thread of its own (with /clock, on simulated
         # time): through the executor each would cost a wake-up several times the answer
-        _, self._thread = subscribe_on_thread(self, JointState, 'joint_states', self._on_state,
-                                              10, clock=True)
+        subscribe_on_thread(self, JointState, 'joint_states', self._on_state, 10, clock=True)
 
     def destroy_node(self):
-        if getattr(self, '_thread', None) is not None:
-            self._thread.stop()
+        stop_threads(self)
         return super().destroy_node()
 
     def desired(self, t):

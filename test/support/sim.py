@@ -15,7 +15,7 @@ import rbd_dynamics as rbd
 from rbd_dynamics.resources import demo_urdf_path
 from rbd_dynamics.ros import demo_setup, processes
 from rbd_dynamics.ros.demo_setup import JOINTS
-from rbd_dynamics.ros.executor import subscribe_on_thread
+from rbd_dynamics.ros.executor import stop_threads, subscribe_on_thread
 import rclpy
 import rclpy.executors
 from sensor_msgs.msg import JointState
@@ -270,7 +270,6 @@ class Loop:
         # their own, outside the executor: rclpy's executor costs a few hundred microseconds
         # of a core per message, a thousand times a second, and the processes of the loop
         # (two loops at once, on two workers) wait for the cores this process takes.
-        self._threads = []
         if forwarding:
             self.streams.append((self.peer.create_publisher(
                 JointState, 'joint_states_forwarded', 100), lambda msg: msg))
@@ -297,9 +296,7 @@ class Loop:
 
     def _subscribe(self, kind, topic, callback, depth):
         """Subscribe with ``callback(msg)`` called on a thread of the subscription's own."""
-        subscription, thread = subscribe_on_thread(self.peer, kind, topic, callback, depth)
-        self._threads.append(thread)
-        return subscription
+        return subscribe_on_thread(self.peer, kind, topic, callback, depth)[0]
 
     def _alive(self):
         return all(p.alive() for p in self.procs)
@@ -389,9 +386,7 @@ class Loop:
         return '\n'.join(p.log()[-2000:] for p in self.procs)
 
     def close(self):
-        for thread in self._threads:
-            if thread is not None:
-                thread.stop()
+        stop_threads(self.peer)
         self.executor.remove_node(self.peer)
         self.peer.destroy_node()
         codes = [p.stop() for p in self.procs]
