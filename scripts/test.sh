@@ -4,7 +4,8 @@
 # `bash scripts/test.sh -k pinocchio`.
 #
 #   RBD_TESTS="paths"       what to run (default: test, the whole suite)
-#   RBD_TEST_WORKERS=N      pytest-xdist workers (default 2; 0 runs in this process)
+#   RBD_TEST_WORKERS=N      pytest-xdist workers (default 2; 0 runs in this process, the
+#                           closed loops too)
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${RBD_VENV:-$repo/.venv}"
@@ -17,4 +18,42 @@ cd "$repo"
 # no test waits on a compilation for its figures, this only saves the workers the time
 (cd /tmp && "$venv/bin/python" -m rbd_dynamics precompile)
 read -r -a tests <<<"${RBD_TESTS:-test}"
-exec "$venv/bin/pytest" -n "${RBD_TEST_WORKERS:-2}" "${tests[@]}" "$@"
+workers="${RBD_TEST_WORKERS:-2}"
+# The closed loops (test/loops) run one at a time, in a pytest of their own, beside the rest of
+# the tests, which run on the workers at a lower priority (nice 10). A loop is a chain of
+# processes in lockstep: it is bound by how soon each one gets a core when its message
+# arrives, not by the cores. Two loops at once took as long as one after the other, with a
+# third more CPU; beside the rest, the priority keeps the chain moving and the other tests
+# take the cores it leaves.
+loops=()
+rest=()
+for path in "${tests[@]}"; do
+  case "${path%/}" in
+    test) rest+=(test --ignore=test/loops); loops+=(test/loops) ;;
+    test/loops | test/loops/*) loops+=("$path") ;;
+    *) rest+=("$path") ;;
+  esac
+done
+if [ "$workers" -lt 1 ] || [ "${#loops[@]}" = 0 ] || [ "${#rest[@]}" = 0 ]; then
+  exec "$venv/bin/pytest" -n "$workers" "${tests[@]}" "$@"
+fi
+# each session its own DDS domains (test/conftest.py): the rest's workers from $first on, the
+# loops' next
+first=$((1 + $$ % 100))
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+RBD_TEST_DOMAIN=$((first + workers)) "$venv/bin/pytest" -n 1 "${loops[@]}" "$@" > "$log" 2>&1 &
+loops_pid=$!
+rest_rc=0
+RBD_TEST_DOMAIN=$first nice -n 10 "$venv/bin/pytest" -n "$workers" "${rest[@]}" "$@" \
+  || rest_rc=$?
+loops_rc=0
+wait "$loops_pid" || loops_rc=$?
+echo "=== the closed loops (${loops[*]}), run beside the tests above:"
+cat "$log"
+# pytest's 5 (nothing collected) only where neither part ran a test
+if [ "$rest_rc" = 5 ] && [ "$loops_rc" = 5 ]; then exit 5; fi
+for rc in "$rest_rc" "$loops_rc"; do
+  if [ "$rc" != 0 ] && [ "$rc" != 5 ]; then exit "$rc"; fi
+done
+exit 0

@@ -31,12 +31,18 @@ def _domain_id():
     """
     Return this process's DDS domain: one per pytest-xdist worker, or per session without it.
 
-    The workers of one session (``gw0``, ``gw1``, ...) share their parent's process id and take
-    consecutive domains from it, so they never meet; other sessions start elsewhere.
+    The workers of one session (``gw0``, ``gw1``, ...) take consecutive domains from
+    ``RBD_TEST_DOMAIN`` when it is set (scripts/test.sh gives two sessions side by side their
+    own), else from their parent's process id, so they never meet; other sessions start
+    elsewhere.
     """
     worker = os.environ.get('PYTEST_XDIST_WORKER', '')
-    if worker.startswith('gw') and worker[2:].isdigit():
-        return 1 + (os.getppid() + int(worker[2:])) % 100
+    index = int(worker[2:]) if worker.startswith('gw') and worker[2:].isdigit() else None
+    first = os.environ.get('RBD_TEST_DOMAIN', '')
+    if first.isdigit():
+        return 1 + (int(first) - 1 + (index or 0)) % 100
+    if index is not None:
+        return 1 + (os.getppid() + index) % 100
     return 1 + os.getpid() % 100
 
 
