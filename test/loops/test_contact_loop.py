@@ -105,7 +105,8 @@ def reset(run):
     """Call ~/reset_contact; wait for ~/contact to say false."""
     response = call(run, Trigger, 'reset_contact', Trigger.Request())
     assert response.success and 'cleared' in response.message, response.message
-    assert spin_until(run.executor, lambda: not run.recorded['contact'][-1].data, 30.0)
+    assert spin_until(run.executor, lambda: not run.recorded['contact'][-1].data, 30.0), \
+        ([m.data for m in run.recorded['contact']], run.logs())
 
 
 def test_push_on_the_tool_is_flagged_and_its_wrench_estimated(loop):
