@@ -61,7 +61,7 @@ def stamp(msg):
 
 
 def residuals(run):
-    msgs = list(run.recorded['external'])  # (it grows on its thread as the loop runs)
+    msgs = run.recorded['external']
     return (np.array([stamp(m) for m in msgs]),
             np.array([np.asarray(m.effort) for m in msgs]).reshape(len(msgs), len(JOINTS)))
 

@@ -172,9 +172,7 @@ class Loop:
     cover the run from the start however slowly the machine starts processes.
 
     ``record``: ``{name: (message type, topic, qos)}`` of more outputs to keep from the start
-    in ``self.recorded[name]`` (matched before the simulation can start, like the observer's),
-    taken on threads of their own like the joint states: the lists grow while the loop runs,
-    so read one through a copy (``list(...)``) where it is read twice.
+    in ``self.recorded[name]`` (matched before the simulation can start, like the observer's).
 
     ``gravity``: keep the node's ``~/gravity_compensation`` in ``self.gravity`` (from when it
     matches). Off unless asked: every message the node publishes and the test takes costs
@@ -249,15 +247,16 @@ class Loop:
         if observer:
             # matched with the observer's output before the test's joint-state subscription
             # exists, and so before the simulation can start
-            observed = self._subscribe(JointState, 'observer/gravity_compensation',
-                                       self.observed.append, 5000)
+            observed = self.peer.create_subscription(
+                JointState, 'observer/gravity_compensation', self.observed.append, 5000)
             assert spin_until(self.executor, lambda: observed.get_publisher_count() > 0, 120.0,
                               0.05, self._alive), self.logs()
         self.recorded = {}
         subscriptions = []
         for name, (kind, topic, qos) in (record or {}).items():
             self.recorded[name] = []
-            subscriptions.append(self._subscribe(kind, topic, self.recorded[name].append, qos))
+            subscriptions.append(self.peer.create_subscription(
+                kind, topic, self.recorded[name].append, qos))
         # deep enough that a late node still gets every input in order
         self.streams = [(self.peer.create_publisher(kind, topic, 100), make)
                         for topic, (kind, make) in (stream or {}).items()]
@@ -267,11 +266,10 @@ class Loop:
         self._probe_answers = []
         self.dropped = 0  # commands beyond one per forwarded state (none, once primed)
         publishers = list(self.streams)
-        # The joint states, the recorded outputs (and, forwarding, the node's commands) are
-        # taken on threads of their own, outside the executor: rclpy's executor costs a few
-        # hundred microseconds of a core per message, a thousand times a second, and the
-        # processes of the loop (two loops at once, on two workers) wait for the cores this
-        # process takes.
+        # The joint states (and, forwarding, the node's commands) are taken on threads of
+        # their own, outside the executor: rclpy's executor costs a few hundred microseconds
+        # of a core per message, a thousand times a second, and the processes of the loop
+        # (two loops at once, on two workers) wait for the cores this process takes.
         if forwarding:
             self.streams.append((self.peer.create_publisher(
                 JointState, 'joint_states_forwarded', 100), lambda msg: msg))
@@ -293,8 +291,8 @@ class Loop:
                 recorded.clear()  # the answers to the probes
         self._subscribe(JointState, 'joint_states', self._on_state, 5000)
         if self._keep_gravity:
-            self._subscribe(JointState, 'rbd_dynamics/gravity_compensation',
-                            self.gravity.append, 100)
+            self.peer.create_subscription(JointState, 'rbd_dynamics/gravity_compensation',
+                                          self.gravity.append, 100)
 
     def _subscribe(self, kind, topic, callback, depth):
         """Subscribe with ``callback(msg)`` called on a thread of the subscription's own."""
@@ -369,7 +367,7 @@ class Loop:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             # (the states come on their own thread: the executor serves the other outputs)
-            self.executor.spin_once(timeout_sec=0.02)
+            self.executor.spin_once(timeout_sec=0.005)
             if self.states and self.stamp(self.states[-1]) >= sim_time:
                 break
             if not all(p.alive() for p in self.procs):
