@@ -63,6 +63,7 @@ class Sim:
         self.executor.add_node(self.node)
         self.states, self.wrenches = [], []
         self.controller = controller
+        self._answered = None  # the stamp of the last state answered
         self.pub_command = self.node.create_publisher(Float64MultiArray, 'effort_commands', 10)
         self.pub_trajectory = self.node.create_publisher(JointTrajectory, 'joint_trajectory', 10)
         # deep enough to keep every state of a run the test reads after it (a free-running
@@ -79,7 +80,11 @@ class Sim:
 
     def _on_state(self, msg):
         self.states.append(msg)
-        if self.controller is not None:
+        # one answer per state: the driver repeats its initial state until the first command,
+        # and a slow test would answer every repeat; each answer steps the simulation, so the
+        # extra ones would put commands in flight and delay every later answer by a step
+        if self.controller is not None and stamp(msg) != self._answered:
+            self._answered = stamp(msg)
             command = self.controller(msg)
             self.pub_command.publish(Float64MultiArray(data=[float(v) for v in command]))
 
