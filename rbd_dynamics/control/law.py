@@ -25,7 +25,7 @@ import numpy as np
 
 from .observer import Observer, REACTIONS
 from .task import DEFAULT_STIFFNESS, quaternion_matrix, TaskSettings
-from ..drive import COULOMB_VELOCITY, drive_torques
+from ..drive import COULOMB_VELOCITY
 from ..dynamics import gravity_torques, payload_wrench, rnea
 from ..frames import link_pose
 
@@ -374,9 +374,14 @@ class Setup:
         return tau if self.reorder is None else tau[..., self.reorder]
 
     def drive_torques(self, qd, qdd):
-        """Drive torques ``(..., nv)`` with this setup's coefficients, model order."""
-        return drive_torques(qd, qdd, self.viscous, self.coulomb, self.armature,
-                             self.coulomb_velocity)
+        """
+        Drive torques ``(..., nv)`` with this setup's coefficients, model order.
+
+        :func:`~rbd_dynamics.drive.drive_torques`'s law, with the widths checked once (here
+        at the setup) rather than at every joint state.
+        """
+        tau = self.viscous * qd + self.coulomb * np.tanh(qd / self.coulomb_velocity)
+        return tau if qdd is None else tau + self.armature * qdd
 
 
 class Output:
@@ -706,14 +711,15 @@ class Controller:
             over = np.abs(command) > setup.effort_limits
             if over.any():
                 saturated = tuple(name for name, o in zip(setup.joints, over) if o)
-                if setup.config.clamp:
-                    command = np.clip(command, -setup.effort_limits, setup.effort_limits)
+                if setup.config.clamp:  # (np.clip's own checks cost more than the clamp)
+                    command = np.minimum(np.maximum(command, -setup.effort_limits),
+                                         setup.effort_limits)
         rate = setup.config.effort_rate
         if rate > 0.0:
             last = self._last_command
             if last is not None and last[0] is setup and now_ns > last[1]:
                 step = rate * (now_ns - last[1]) * 1e-9
-                command = np.clip(command, last[2] - step, last[2] + step)
+                command = np.minimum(np.maximum(command, last[2] - step), last[2] + step)
             self._last_command = (setup, now_ns, command)
         return command, saturated
 

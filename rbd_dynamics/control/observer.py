@@ -125,7 +125,9 @@ class Observer:
         self.contact_joints = ()
         self.restarts = 0
         self.running = False
-        self._state = None  # (model, rows, stamp_ns, q, qd, n, g, r, effort, tau_m, setup)
+        # (model, rows, stamp_ns, q, qd, n, g, r, effort, tau_m, setup, (model.runtime,
+        # {carried link: the wrench at rest at q}))
+        self._state = None
         self._window = None  # (nv,) largest |r| since take_window
 
     def reset(self):
@@ -194,6 +196,8 @@ class Observer:
             g = gravity_torques(model, q)
         effort = np.array(effort, dtype=float)  # kept: the caller may reuse its array
         tau_m = measured_torque(setup, qd, effort)
+        # the carried bodies' wrench at rest at q: this state's and, kept, the next one's q0
+        rest = (model.runtime, {link: payload_wrench(model, link, q) for link in carried})
         with self._lock:
             self.running = True
             state = self._state
@@ -212,13 +216,15 @@ class Observer:
                     self.restarts += 1
                 r = np.zeros(model.nv)
             else:
-                _, _, _, q0, qd0, n0, g0, r0, effort0, tau_m0, setup0 = state
+                _, _, _, q0, qd0, n0, g0, r0, effort0, tau_m0, setup0, rest0 = state
                 if setup0 is not setup:  # reconfigured: the previous sample as now configured
                     tau_m0 = measured_torque(setup, qd0, effort0)
                 dqd = qd - qd0
-                # the trapezoidal rule on M(q) qdd, with the drive's armature
-                m_dqd = 0.5 * (inertia_times(setup, q0, g0, dqd, carried)
-                               + inertia_times(setup, q, g, dqd, carried))
+                # the trapezoidal rule on M(q) qdd, with the drive's armature (the wrench at
+                # rest at q0 is the previous state's, if the payloads are the same)
+                m_dqd = 0.5 * (inertia_times(setup, q0, g0, dqd, carried,
+                                             rest0[1] if rest0[0] is rest[0] else None)
+                               + inertia_times(setup, q, g, dqd, carried, rest[1]))
                 u = m_dqd / dt + 0.5 * (n0 + n) - 0.5 * (tau_m0 + tau_m)
                 a = math.exp(-setup.contact_gain * dt)
                 r = a * r0 + (1.0 - a) * u
@@ -227,7 +233,7 @@ class Observer:
                 r = np.zeros(model.nv)
                 reason = reason or 'non-finite residual'
             self._state = (model, setup.rows, stamp_ns, q.copy(), qd.copy(), n, g, r,
-                           effort, tau_m, setup)
+                           effort, tau_m, setup, rest)
             magnitude = np.abs(r)
             self._window = magnitude if self._window is None or len(self._window) != len(r) \
                 else np.maximum(self._window, magnitude)
@@ -268,7 +274,7 @@ def measured_torque(setup, qd, effort):
     return effort
 
 
-def inertia_times(setup, q, g, v, carried=()):
+def inertia_times(setup, q, g, v, carried=(), at_rest=None):
     """
     Return ``M(q) v`` of the observer's model: with the armature, without carried bodies.
 
@@ -284,6 +290,9 @@ def inertia_times(setup, q, g, v, carried=()):
         ``(nv,)`` the vector [rad/s or m/s]: a change of velocity.
     carried
         links whose bodies beyond them a sensor carries (:meth:`Observer.step`).
+    at_rest
+        ``{link: payload_wrench(model, link, q)}`` already computed, or ``None``; a link
+        missing from it is computed here.
 
     Returns
     -------
@@ -296,7 +305,10 @@ def inertia_times(setup, q, g, v, carried=()):
     for link in carried:
         # (payload_wrench is affine in the acceleration: at zero velocity, what is beyond
         # gravity is the inertia's part)
-        accelerating = payload_wrench(model, link, q, None, v) - payload_wrench(model, link, q)
+        rest = at_rest.get(link) if at_rest else None
+        if rest is None:
+            rest = payload_wrench(model, link, q)
+        accelerating = payload_wrench(model, link, q, None, v) - rest
         if f_ext is None:
             f_ext = {}
         f_ext[link] = f_ext[link] + accelerating if link in f_ext else accelerating
