@@ -28,6 +28,7 @@ refused and clamped (with the joints clamped), the payload and the sensor bias.
 
 import math
 import threading
+import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import WrenchStamped
@@ -50,6 +51,13 @@ from ..sim.true_arm import changed_description
 
 CONTROLLERS = ('forward_command', 'joint_trajectory')
 DIAGNOSTIC_PERIOD = 1.0  # s, wall clock
+#: Lockstep: how long [s, wall clock] the driver waits for the first command before it
+#: publishes its initial state again. A controller answers each state it receives, and every
+#: answer steps the simulation: an answer to a second copy of the initial state would leave a
+#: command in flight for the whole run (each command applied a step late). So the copy goes
+#: out only after a silence much longer than an answer takes: the first state was lost, or
+#: the controller was not ready to answer it.
+INITIAL_REPEAT = 1.0
 
 
 def per_joint(name, values, joints, default):
@@ -239,8 +247,9 @@ class SimDriver(Node):
         else:
             self._subscribe_commands()
         if self.lockstep:
-            # until the first command (or trajectory), repeat the initial state so late
-            # subscribers get it
+            # until the first command (or trajectory): the initial state once
+            # wait_for_subscribers listen, again after INITIAL_REPEAT without a command
+            self._initial_sent = None  # monotonic time of the last initial state
             self._waiting = self.create_timer(0.1, self._publish_initial)
         else:
             self.create_timer(self.period, self._tick)
@@ -304,7 +313,8 @@ class SimDriver(Node):
             ('timestep', 0.001, 'physics step [s]'),
             ('lockstep', False, 'advance one control period per command'),
             ('wait_for_subscribers', 0, 'lockstep: publish the first state only once '
-             'joint_states has this many subscribers (so no observer misses the start)'),
+             'joint_states has this many subscribers (so no observer misses the start); '
+             'again after 1 s without a command'),
             ('publish_clock', True, 'publish /clock with the simulated time'),
             ('damping', False, 'use the URDF joint damping and friction (as drive.enabled '
              'with empty drive lists)'),
@@ -359,8 +369,12 @@ class SimDriver(Node):
 
     def _publish_initial(self):
         with self._step_lock:
+            now = time.monotonic()
             if self._waiting is not None \
-                    and self.pub_state.get_subscription_count() >= self.wait_for_subscribers:
+                    and self.pub_state.get_subscription_count() >= self.wait_for_subscribers \
+                    and (self._initial_sent is None
+                         or now - self._initial_sent >= INITIAL_REPEAT):
+                self._initial_sent = now
                 self._publish()
 
     def _on_command(self, msg):

@@ -237,6 +237,30 @@ def test_joint_drives_from_parameters_and_urdf(urdf):
         joint_drives(desc, JOINTS, coulomb=[1.0, 2.0, 3.0])
 
 
+def test_lockstep_sends_its_initial_state_once_then_again_after_a_silence(sims):
+    """
+    The initial state goes out once, and again only after a second without a command.
+
+    A controller answers every state it receives, and each answer steps the simulation: a
+    second copy answered would leave a command in flight for the whole run.
+    """
+    import time
+    from rbd_dynamics.ros.sim_driver import INITIAL_REPEAT
+    sim = sims('/initial', {})  # nobody answers yet
+    sim.spin_until(lambda: len(sim.states) > 0)
+    first = time.monotonic()
+    sim.spin_until(lambda: time.monotonic() - first > 0.5 * INITIAL_REPEAT)
+    assert [stamp(m) for m in sim.states] == [0.0]
+    sim.spin_until(lambda: len(sim.states) > 1, 30.0)
+    assert time.monotonic() - first > 0.8 * INITIAL_REPEAT
+    assert [stamp(m) for m in sim.states] == [0.0, 0.0]
+    sim.controller = lambda msg: np.zeros(8)
+    sim.spin_until(lambda: len(sim.states) > 2, 30.0)  # the next copy, answered
+    sim.run_until(0.05)
+    times = [stamp(m) for m in sim.states[2:]]
+    assert times[0] == 0.0 and np.allclose(np.diff(times), 0.001), times[:5]
+
+
 def test_drive_holds_back_the_falling_arm(sims):
     """No command: the arm falls under gravity, slower with the drive's friction on."""
     runs = {drive: sims('/fall_%s' % drive, {'drive.enabled': drive, 'drive.viscous': [20.0],

@@ -233,13 +233,13 @@ class Loop:
                                                forward_joint_states=True),
                                           ns, command=TRAJECTORY))
         try:
-            self._connect(ns, sim, observer, record, stream, settle)
+            self._connect(ns, sim, observer, record, stream, settle, bool(trajectory))
         except BaseException:  # (a failed start leaves no process behind)
             for proc in self.procs:
                 proc.stop()
             raise
 
-    def _connect(self, ns, sim, observer, record, stream, settle):
+    def _connect(self, ns, sim, observer, record, stream, settle, trajectory):
         """Match the test's side with the processes (and prime the node when forwarding)."""
         forwarding = stream is not None
         if not rclpy.ok():
@@ -294,10 +294,28 @@ class Loop:
             self._prime(sim, settle)
             for recorded in self.recorded.values():
                 recorded.clear()  # the answers to the probes
+        else:
+            self._await_answering(ns, trajectory)
         self._subscribe(JointState, 'joint_states', self._on_state, 5000)
         if self._keep_gravity:
             self.peer.create_subscription(JointState, 'rbd_dynamics/gravity_compensation',
                                           self.gravity.append, 100)
+
+    def _await_answering(self, ns, trajectory):
+        """
+        Wait until the node can answer the driver's first state.
+
+        The driver publishes it once this test's joint-state subscription listens (the last
+        of ``wait_for_subscribers``), and again only after a second without a command
+        (:data:`rbd_dynamics.ros.sim_driver.INITIAL_REPEAT`): the node is to have its model by
+        then and, with the trajectory publisher between them, the two are to be connected.
+        """
+        node = self.procs[1]
+        links = ('%s/joint_states_forwarded' % ns, '%s/desired_state' % ns) if trajectory \
+            else ()
+        assert spin_until(self.executor, lambda: "model '" in node.log() and all(
+            self.peer.count_publishers(topic) and self.peer.count_subscribers(topic)
+            for topic in links), 120.0, 0.05, self._alive), self.logs()
 
     def _subscribe(self, kind, topic, callback, depth):
         """Subscribe with ``callback(msg)`` called on a thread of the subscription's own."""
