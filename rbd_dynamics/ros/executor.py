@@ -94,8 +94,7 @@ def subscribe_on_thread(node, msg_type, topic, callback, qos, clock=False):
 
     Returns
     -------
-    ``(subscription, thread)``; ``thread`` is ``None`` on the executor. Stop the node's
-    threads (:func:`stop_threads`) before destroying it.
+    the subscription. Stop the node's threads (:func:`stop_threads`) before destroying it.
 
     """
     try:
@@ -108,7 +107,7 @@ def subscribe_on_thread(node, msg_type, topic, callback, qos, clock=False):
     if thread is not None:
         thread.start(subscription, lambda msg, newer: callback(msg),
                      thread.adopt_clock() if clock else ())
-    return subscription, thread
+    return subscription
 
 
 def stop_threads(node):

@@ -319,7 +319,7 @@ class Loop:
 
     def _subscribe(self, kind, topic, callback, depth):
         """Subscribe with ``callback(msg)`` called on a thread of the subscription's own."""
-        return subscribe_on_thread(self.peer, kind, topic, callback, depth)[0]
+        return subscribe_on_thread(self.peer, kind, topic, callback, depth)
 
     def _alive(self):
         return all(p.alive() for p in self.procs)
