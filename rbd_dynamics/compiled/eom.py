@@ -386,6 +386,14 @@ def _regressor_state(layout, eom, out):
             a = parent[a]
 
 
+@kernel(inline='always')
+def _fold_column(out, c, m, w, v):
+    """Add ``m`` times the column ``(w, v)`` to column ``c`` of ``out``, linear rows first."""
+    for row in range(3):
+        out[row, c] += m * v[row]
+        out[3 + row, c] += m * w[row]
+
+
 @kernel()
 def _jacobian_state(layout, eom, code, out):
     """
@@ -393,12 +401,14 @@ def _jacobian_state(layout, eom, code, out):
 
     ``code``: twice the link's row in ``links``, plus one for the link's axes. Walks from
     the link's body to the root with ``X = link_X_j``: the column of joint ``j`` is
-    ``X S_j``, in link coordinates (kept in the ``column`` rows); then along the same path
-    again, each column turned by ``E^T`` of ``link_X_root`` for world axes, and folded
-    into ``out``, linear rows first.
+    ``X S_j``, in link coordinates. In the link's axes each column is folded into ``out``
+    (linear rows first) on the way; in world axes it is kept in the ``column`` rows and,
+    along the same path again, turned by ``E^T`` of ``link_X_root`` and folded then.
     """
     bi, links, col = layout.body_ints, eom.links, eom.column
+    src, mult = layout.v_src, layout.v_mult
     link = code // 2
+    local = code % 2 == 1
     _zero(out)
     b = np.int64(links[link, L_BODY])
     if b < 0:
@@ -414,32 +424,36 @@ def _jacobian_state(layout, eom, code, out):
             Ej, rj = one_dof_transform(body, j, jt, layout.qf[bi[j, BI_Q_START]])
             # X S for S = (0 0 sa, 0 0 sl), written out: (sa E z, E (sl z - r x sa z))
             sa, sl = body[j, B_SA], body[j, B_SL]
-            put3(col, vs, C_S, (sa * E[2], sa * E[5], sa * E[8]))
-            put3(col, vs, C_S + 3, rotate(E, (-sa * r[1], sa * r[0], sl)))
+            w = (sa * E[2], sa * E[5], sa * E[8])
+            v = rotate(E, (-sa * r[1], sa * r[0], sl))
+            if local:
+                _fold_column(out, src[vs], mult[vs], w, v)
+            else:
+                put3(col, vs, C_S, w)
+                put3(col, vs, C_S + 3, v)
         else:
             Ej, rj, nj = multi_dof_transform(body, layout.subspace, j, jt, layout.qf,
                                              bi[j, BI_Q_START], vs)
             for k in range(vs, vs + nj):
                 sw, sv = _packed_column(layout, j, jt, k)
                 w, v = motion_transform(E, r, sw, sv)
-                put3(col, k, C_S, w)
-                put3(col, k, C_S + 3, v)
+                if local:
+                    _fold_column(out, src[k], mult[k], w, v)
+                else:
+                    put3(col, k, C_S, w)
+                    put3(col, k, C_S + 3, v)
         # link_X_parent = link_X_j j_X_parent: rot(E Ej) xlt(Ej^T r + rj)
         r = add(rotate_t(Ej, r), rj)
         E = matmul(E, Ej)
         j = bi[j, BI_PARENT]
-    local = code % 2 == 1
-    src, mult, parent = layout.v_src, layout.v_mult, eom.column_parent
+    if local:
+        return
+    parent = eom.column_parent
     k = bi[b, BI_V_START] + _dofs(bi[b, BI_JTYPE]) - 1  # the body's last column
     while k >= 0:
-        w, v = row3(col, k, C_S), row3(col, k, C_S + 3)
-        if not local:  # E: root -> link axes
-            w, v = rotate_t(E, w), rotate_t(E, v)
-        m = mult[k]
-        c = src[k]
-        for row in range(3):
-            out[row, c] += m * v[row]
-            out[3 + row, c] += m * w[row]
+        # E: root -> link axes
+        _fold_column(out, src[k], mult[k], rotate_t(E, row3(col, k, C_S)),
+                     rotate_t(E, row3(col, k, C_S + 3)))
         k = parent[k]
 
 
