@@ -146,7 +146,7 @@ def test_clamped_commands_stay_within_the_limits(loop, model):
                                                               'limits.effort': LIMITS}),
                sim, trajectory=HOLD)
     commands, diagnostics = [], []
-    run.peer.create_subscription(Float64MultiArray, 'effort_commands', commands.append, 5000)
+    run.keep_messages(Float64MultiArray, 'effort_commands', commands, 5000)
     run.peer.create_subscription(DiagnosticArray, '/diagnostics', diagnostics.append, 100)
 
     def saturated():
