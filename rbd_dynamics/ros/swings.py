@@ -44,6 +44,8 @@ class TrajectoryPublisher(Node):
                 raise ValueError('%s has %d entries, joints has %d'
                                  % (name, len(getattr(self, name)), len(self.joints)))
         self.pub = self.create_publisher(JointTrajectory, 'desired_state', 10)
+        # built once: each joint state only changes the stamp and the numbers
+        self._out = JointTrajectory(joint_names=self.joints, points=[JointTrajectoryPoint()])
         self.pub_forward = (self.create_publisher(JointState, 'joint_states_forwarded', 10)
                             if self.forward else None)
         # every joint state is answered, on a thread of its own (with /clock, on simulated
@@ -61,11 +63,10 @@ class TrajectoryPublisher(Node):
 
     def _on_state(self, msg):
         t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec + self.lead
-        q, qd, qdd = self.desired(t)
-        out = JointTrajectory()
+        out = self._out
+        point = out.points[0]
+        point.positions, point.velocities, point.accelerations = self.desired(t)
         out.header.stamp = msg.header.stamp
-        out.joint_names = self.joints
-        out.points = [JointTrajectoryPoint(positions=q, velocities=qd, accelerations=qdd)]
         self.pub.publish(out)
         if self.pub_forward is not None:
             self.pub_forward.publish(msg)
