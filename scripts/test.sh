@@ -12,8 +12,8 @@ venv="${RBD_VENV:-$repo/.venv}"
 bash "$repo/scripts/setup_env.sh"
 cd "$repo"
 # The pytest script (not `python -m pytest`) keeps the source tree off sys.path, so the tests
-# exercise the installed package, as a user's environment would.
-"$venv/bin/flake8" .
+# exercise the installed package, as a user's environment would. flake8 and pep257 are tests of
+# the suite (test/test_flake8.py, test/test_pep257.py), with the configuration a ROS install uses.
 # numba's on-disk cache, filled once before the workers start (each would compile otherwise);
 # no test waits on a compilation for its figures, this only saves the workers the time
 (cd /tmp && "$venv/bin/python" -m rbd_dynamics precompile)
