@@ -170,8 +170,11 @@ def test_contact_drive_is_checked_and_switches_the_drive_in_the_observer(urdf, m
     efforts = rbd.rnea(model, q, qd, np.zeros(model.nv)) + viscous * qd
     with ready_node(params, '/contact_drive_node', model) as (process, peer):
         external = []
-        peer.node.create_subscription(JointState, 'rbd_dynamics/external_effort',
-                                      external.append, 100)
+        subscription = peer.node.create_subscription(
+            JointState, 'rbd_dynamics/external_effort', external.append, 100)
+        # (the node publishes the residual only to a subscriber it knows of)
+        assert peer.wait_for(lambda: subscription.get_publisher_count() > 0, 60.0), \
+            process.log()
 
         def send(k):
             """Send the moving state of stamp ``k`` ms; the residual answering it."""
