@@ -110,6 +110,20 @@ def subscribe_on_thread(node, msg_type, topic, callback, qos, clock=False):
     return subscription
 
 
+def queued_messages(subscription):
+    """
+    Take the messages queued for ``subscription``, oldest first, one at a time (a generator).
+
+    It stops at the first empty take, so messages that arrive meanwhile are taken too. The
+    caller holds the subscription's handle (``with subscription.handle:``) while it iterates.
+    """
+    handle = subscription.handle
+    taken = handle.take_message(subscription.msg_type, subscription.raw)
+    while taken is not None:
+        yield taken[0]
+        taken = handle.take_message(subscription.msg_type, subscription.raw)
+
+
 def stop_threads(node):
     """Stop every :class:`SubscriptionThread` of ``node``; call it before destroying the node."""
     for thread in SubscriptionThread.of(node):
@@ -271,17 +285,12 @@ class SubscriptionThread:
                     # callbacks: an input published before a main message is taken by then
                     # (taking the inputs first, one arriving while they are taken, just
                     # before its main message, would miss that message)
-                    queued = []
-                    taken = sub.handle.take_message(sub.msg_type, sub.raw)
-                    while taken is not None:
-                        queued.append(taken[0])
-                        taken = sub.handle.take_message(sub.msg_type, sub.raw)
+                    queued = list(queued_messages(sub))
                     for input_sub, input_callback in inputs:
-                        taken = input_sub.handle.take_message(input_sub.msg_type, input_sub.raw)
-                        while taken is not None and not self._stop.is_set():
-                            self._call(input_callback, taken[0])
-                            taken = input_sub.handle.take_message(input_sub.msg_type,
-                                                                  input_sub.raw)
+                        for msg in queued_messages(input_sub):
+                            if self._stop.is_set():
+                                break
+                            self._call(input_callback, msg)
                     last = len(queued) - 1
                     for k, msg in enumerate(queued):
                         if self._stop.is_set():

@@ -211,6 +211,41 @@ def test_without_a_wait_set_joint_states_go_through_the_executor(monkeypatch, ur
         node.destroy_node()
 
 
+def test_queued_messages_are_taken_oldest_first_and_none_twice():
+    """
+    ``queued_messages`` takes every message queued for a subscription, oldest first.
+
+    The joint-state thread and the closed loops' recorders take their messages with it: none
+    may be lost, reordered or taken twice.
+    """
+    from rclpy.qos import QoSProfile
+    from rbd_dynamics.ros.executor import queued_messages
+
+    if not rclpy.ok():
+        rclpy.init()
+    node = rclpy.create_node('queued_messages_test')
+    try:
+        qos = QoSProfile(depth=20)
+        publisher = node.create_publisher(JointState, '/queued_messages', qos)
+        subscription = node.create_subscription(JointState, '/queued_messages',
+                                                lambda msg: None, qos)
+        deadline = time.monotonic() + 30.0
+        while publisher.get_subscription_count() < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        for k in range(5):
+            publisher.publish(JointState(name=['j%d' % k]))
+        taken = []
+        while len(taken) < 5 and time.monotonic() < deadline:
+            with subscription.handle:
+                taken.extend(queued_messages(subscription))
+            time.sleep(0.01)
+        assert [msg.name[0] for msg in taken] == ['j%d' % k for k in range(5)]
+        with subscription.handle:
+            assert list(queued_messages(subscription)) == []
+    finally:
+        node.destroy_node()
+
+
 COMPILE_DEADLINE = 300.0  # s: the compiled path builds in 10-60 s on a loaded 2-core machine
 ANSWER_TIMEOUT = 120.0  # s, for one answer while the compilation holds the interpreter
 BURST = 8

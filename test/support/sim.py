@@ -15,7 +15,7 @@ import rbd_dynamics as rbd
 from rbd_dynamics.resources import demo_urdf_path
 from rbd_dynamics.ros import demo_setup, processes
 from rbd_dynamics.ros.demo_setup import JOINTS
-from rbd_dynamics.ros.executor import stop_threads, subscribe_on_thread
+from rbd_dynamics.ros.executor import queued_messages, stop_threads, subscribe_on_thread
 import rclpy
 import rclpy.executors
 from sensor_msgs.msg import JointState
@@ -423,12 +423,8 @@ class Loop:
     def _take(self):
         """Take every queued message of the recorded outputs, in order, into their lists."""
         for subscription, kept in self._batched:
-            handle = subscription.handle
-            with handle:
-                taken = handle.take_message(subscription.msg_type, subscription.raw)
-                while taken is not None:
-                    kept.append(taken[0])
-                    taken = handle.take_message(subscription.msg_type, subscription.raw)
+            with subscription.handle:
+                kept.extend(queued_messages(subscription))
 
     @staticmethod
     def stamp(msg):
