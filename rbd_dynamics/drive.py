@@ -55,7 +55,17 @@ def drive_torques(qd, qdd=None, viscous=0.0, coulomb=0.0, armature=0.0,
         raise ValueError('coulomb_velocity must be positive finite numbers, got %r'
                          % (coulomb_velocity,))
     qd = np.asarray(qd, dtype=float)
-    tau = viscous * qd + coulomb * np.tanh(qd / width)
     if qdd is not None:
-        tau = tau + armature * np.asarray(qdd, dtype=float)
-    return np.asarray(tau, dtype=float)
+        qdd = np.asarray(qdd, dtype=float)
+    return np.asarray(drive_law(qd, qdd, viscous, coulomb, armature, width), dtype=float)
+
+
+def drive_law(qd, qdd, viscous, coulomb, armature, coulomb_velocity):
+    """
+    :func:`drive_torques` without its checks, for a caller that checked its arguments once.
+
+    ``qd`` and ``qdd`` (or ``None``) are float arrays, ``coulomb_velocity`` is positive and
+    finite; the result is an array like ``qd``.
+    """
+    tau = viscous * qd + coulomb * np.tanh(qd / coulomb_velocity)
+    return tau if qdd is None else tau + armature * qdd

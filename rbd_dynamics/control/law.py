@@ -25,7 +25,7 @@ import numpy as np
 
 from .observer import Observer, REACTIONS
 from .task import DEFAULT_STIFFNESS, quaternion_matrix, TaskSettings
-from ..drive import COULOMB_VELOCITY
+from ..drive import COULOMB_VELOCITY, drive_law
 from ..dynamics import gravity_torques, payload_wrench, rnea
 from ..frames import link_pose
 
@@ -380,8 +380,8 @@ class Setup:
         :func:`~rbd_dynamics.drive.drive_torques`'s law, with the widths checked once (here
         at the setup) rather than at every joint state.
         """
-        tau = self.viscous * qd + self.coulomb * np.tanh(qd / self.coulomb_velocity)
-        return tau if qdd is None else tau + self.armature * qdd
+        return drive_law(qd, qdd, self.viscous, self.coulomb, self.armature,
+                         self.coulomb_velocity)
 
 
 class Output:
