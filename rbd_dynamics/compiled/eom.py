@@ -394,6 +394,21 @@ def _fold_column(out, c, m, w, v):
         out[3 + row, c] += m * w[row]
 
 
+@kernel(inline='always')
+def _place_column(out, col, local, k, c, m, w, v):
+    """
+    Place the column ``(w, v)`` of velocity ``k`` (link coordinates).
+
+    In the link's axes (``local``) it is folded into column ``c`` of ``out`` at once, times
+    ``m``; otherwise it is kept in row ``k`` of ``col`` for the second walk.
+    """
+    if local:
+        _fold_column(out, c, m, w, v)
+    else:
+        put3(col, k, C_S, w)
+        put3(col, k, C_S + 3, v)
+
+
 @kernel()
 def _jacobian_state(layout, eom, code, out):
     """
@@ -426,22 +441,14 @@ def _jacobian_state(layout, eom, code, out):
             sa, sl = body[j, B_SA], body[j, B_SL]
             w = (sa * E[2], sa * E[5], sa * E[8])
             v = rotate(E, (-sa * r[1], sa * r[0], sl))
-            if local:
-                _fold_column(out, src[vs], mult[vs], w, v)
-            else:
-                put3(col, vs, C_S, w)
-                put3(col, vs, C_S + 3, v)
+            _place_column(out, col, local, vs, src[vs], mult[vs], w, v)
         else:
             Ej, rj, nj = multi_dof_transform(body, layout.subspace, j, jt, layout.qf,
                                              bi[j, BI_Q_START], vs)
             for k in range(vs, vs + nj):
                 sw, sv = _packed_column(layout, j, jt, k)
                 w, v = motion_transform(E, r, sw, sv)
-                if local:
-                    _fold_column(out, src[k], mult[k], w, v)
-                else:
-                    put3(col, k, C_S, w)
-                    put3(col, k, C_S + 3, v)
+                _place_column(out, col, local, k, src[k], mult[k], w, v)
         # link_X_parent = link_X_j j_X_parent: rot(E Ej) xlt(Ej^T r + rj)
         r = add(rotate_t(Ej, r), rj)
         E = matmul(E, Ej)
