@@ -65,7 +65,7 @@ def drive_law(qd, qdd, viscous, coulomb, armature, coulomb_velocity):
     :func:`drive_torques` without its checks, for a caller that checked its arguments once.
 
     ``qd`` and ``qdd`` (or ``None``) are float arrays, ``coulomb_velocity`` is positive and
-    finite; the result is an array like ``qd``.
+    finite; the result broadcasts like ``viscous * qd``.
     """
     tau = viscous * qd + coulomb * np.tanh(qd / coulomb_velocity)
     return tau if qdd is None else tau + armature * qdd

@@ -16,7 +16,8 @@ rclpy = pytest.importorskip('rclpy')
 WrenchStamped = pytest.importorskip('geometry_msgs.msg').WrenchStamped
 
 import rbd_dynamics as rbd  # noqa: E402
-from rclpy.qos import qos_profile_sensor_data  # noqa: E402
+from rbd_dynamics.ros.executor import queued_messages  # noqa: E402
+from rclpy.qos import qos_profile_sensor_data, QoSProfile  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from support import TOL  # noqa: E402
 from support.ros import exchange, NodeProcess, Peer, wait_ready  # noqa: E402
@@ -218,9 +219,6 @@ def test_queued_messages_are_taken_oldest_first_and_none_twice():
     The joint-state thread and the closed loops' recorders take their messages with it: none
     may be lost, reordered or taken twice.
     """
-    from rclpy.qos import QoSProfile
-    from rbd_dynamics.ros.executor import queued_messages
-
     if not rclpy.ok():
         rclpy.init()
     node = rclpy.create_node('queued_messages_test')
