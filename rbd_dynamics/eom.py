@@ -398,10 +398,9 @@ def jacobian(model, q, link, frame='world', out=None):
     packed = runtime.eom_packed
     if packed is not None:
         try:
-            code = packed.world_jacobian_code[link] if frame == 'world' else \
-                packed.local_jacobian_code[link] if frame == 'local' else None
-        except (KeyError, TypeError, ValueError):  # an unknown or unhashable link or frame,
-            code = None  # an array frame: the general path says what is wrong
+            code = packed.jacobian_codes[frame][link]
+        except (KeyError, TypeError):  # an unknown or unhashable link or frame: the general
+            code = None  # path says what is wrong
         if code is not None:
             # the gate's checks written out: the Jacobian's call is the shortest of all (a
             # few hundred nanoseconds), and the gate's own call would be a tenth of it

@@ -42,9 +42,9 @@ class PackedModel:
         until :func:`warm_up_eom`; they return :data:`OK` or :data:`BAD_SIZES`.
     link_index
         link -> its row in the ``links`` region.
-    world_jacobian_code, local_jacobian_code
-        link -> the ``code`` of ``jacobian1`` in world axes, in the link's axes (a call's
-        one lookup).
+    jacobian_codes
+        frame (``'world'``, ``'local'``) -> link -> the ``code`` of :func:`jacobian1`: a
+        single call's two lookups, where an unknown frame or link raises ``KeyError``.
     jacobian_code
         ``(link, frame)`` -> the ``code`` of :func:`jacobian1`: twice the link's row, plus
         one for ``'local'``.
@@ -58,7 +58,7 @@ class PackedModel:
     # Slots: the single-state calls read a few attributes around a microsecond of kernel, and
     # a slot is the quickest attribute there is.
     __slots__ = ('nb', 'nqf', 'nvf', 'nq', 'nv', 'rotation', 'link_body', 'link_wrench_to_body',
-                 'link_index', 'jacobian_code', 'world_jacobian_code', 'local_jacobian_code',
+                 'link_index', 'jacobian_code', 'jacobian_codes',
                  'blob', 'layout',
                  'source_inertia', 'zero_fext',
                  'rnea1', 'gravity1', 'body_force1', 'mass1', 'coriolis1', 'jacobian1',
@@ -109,8 +109,9 @@ class PackedModel:
         self.link_index = {link: k for k, link in enumerate(model.link_names)}
         self.jacobian_code = {(link, frame): 2 * k + local for link, k in self.link_index.items()
                               for local, frame in enumerate(('world', 'local'))}
-        self.world_jacobian_code = {link: 2 * k for link, k in self.link_index.items()}
-        self.local_jacobian_code = {link: 2 * k + 1 for link, k in self.link_index.items()}
+        self.jacobian_codes = {
+            frame: {link: 2 * k + local for link, k in self.link_index.items()}
+            for local, frame in enumerate(('world', 'local'))}
         links = np.zeros((len(model.link_names), LINK_FLOATS))
         for k, link in enumerate(model.link_names):
             b = model.link_body[link]
