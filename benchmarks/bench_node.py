@@ -341,7 +341,9 @@ def tare(driver, timeout=10.0):
     future = client.call_async(Trigger.Request())
     end = time.monotonic() + timeout
     while not future.done() and time.monotonic() < end:
-        time.sleep(0.01)
+        # the readings go on, as a sensor's do: the tare takes the newest one when the node
+        # answers (which can be later than a reading's freshness while it builds its kernels)
+        driver.run(0.01, rate=100.0, late=0.0)
     assert future.done() and future.result().success, future.result()
     print('  %s' % future.result().message, flush=True)
 
