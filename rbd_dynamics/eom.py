@@ -420,7 +420,7 @@ def jacobian(model, q, link, frame='world', out=None):
         _checked_out(out, shape)
     if packed is not None:
         J = _compiled(packed, EOM_JACOBIAN, q, None, None, shape[-2:], out,
-                      packed.jacobian_code[link, frame])
+                      packed.jacobian_codes[frame][link])
     else:
         J = jacobian_reference(model, q, link, frame)
     return _result(J, out, shape)

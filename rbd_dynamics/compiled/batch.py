@@ -35,7 +35,7 @@ def eom_batch(packed, what, q, qd, qdd, code, out):
 
     ``q``, ``qd``, ``qdd``: contiguous, writable ``(B, n)`` float64 arrays (``qd``, ``qdd``
     any such array where unused); ``code``: the Jacobian's link and frame
-    (:attr:`~.packed.PackedModel.jacobian_code`), or the link of a pose or an acceleration;
+    (:attr:`~.packed.PackedModel.jacobian_codes`), or the link of a pose or an acceleration;
     ``out`` ``(B, rows, columns)`` contiguous receives the results. Like :func:`rnea_batch`, on
     copies of the workspace. The batch kernel is built at the first batch (once per process).
     """

@@ -504,7 +504,7 @@ def coriolis1(blob, q, qd, out):
 @kernel()
 def jacobian1(blob, q, code, out):
     """
-    Compute the Jacobian of :data:`PackedModel.jacobian_code` ``code``.
+    Compute the Jacobian of :data:`PackedModel.jacobian_codes` ``code``.
 
     Returns :data:`OK` or :data:`BAD_SIZES`.
     """

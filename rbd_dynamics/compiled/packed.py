@@ -43,11 +43,9 @@ class PackedModel:
     link_index
         link -> its row in the ``links`` region.
     jacobian_codes
-        frame (``'world'``, ``'local'``) -> link -> the ``code`` of :func:`jacobian1`: a
-        single call's two lookups, where an unknown frame or link raises ``KeyError``.
-    jacobian_code
-        ``(link, frame)`` -> the ``code`` of :func:`jacobian1`: twice the link's row, plus
-        one for ``'local'``.
+        frame (``'world'``, ``'local'``) -> link -> the ``code`` of :func:`jacobian1`: twice
+        the link's row, plus one for ``'local'`` (a single call's two lookups, where an
+        unknown frame or link raises ``KeyError``).
     square_shape, jacobian_shape, regressor_shape
         the shapes of one state's ``M`` and ``C``, ``J`` and ``Y``.
 
@@ -58,7 +56,7 @@ class PackedModel:
     # Slots: the single-state calls read a few attributes around a microsecond of kernel, and
     # a slot is the quickest attribute there is.
     __slots__ = ('nb', 'nqf', 'nvf', 'nq', 'nv', 'rotation', 'link_body', 'link_wrench_to_body',
-                 'link_index', 'jacobian_code', 'jacobian_codes',
+                 'link_index', 'jacobian_codes',
                  'blob', 'layout',
                  'source_inertia', 'zero_fext',
                  'rnea1', 'gravity1', 'body_force1', 'mass1', 'coriolis1', 'jacobian1',
@@ -107,8 +105,6 @@ class PackedModel:
             link: rot6(rotation[b].T) @ model.link_force_to_body[link] @ SWAP
             for link, b in model.link_body.items() if b >= 0}
         self.link_index = {link: k for k, link in enumerate(model.link_names)}
-        self.jacobian_code = {(link, frame): 2 * k + local for link, k in self.link_index.items()
-                              for local, frame in enumerate(('world', 'local'))}
         self.jacobian_codes = {
             frame: {link: 2 * k + local for link, k in self.link_index.items()}
             for local, frame in enumerate(('world', 'local'))}
