@@ -261,6 +261,32 @@ def test_lockstep_sends_its_initial_state_once_then_again_after_a_silence(sims):
     assert times[0] == 0.0 and np.allclose(np.diff(times), 0.001), times[:5]
 
 
+def test_a_lost_answer_is_made_good_on_a_later_repeat(sims):
+    """
+    An answer the driver never took leaves it repeating its initial state; the test answers again.
+
+    The first answer stands for one lost on the way (sent before the driver's subscription
+    knew the test's publisher): the driver refuses it and does not step. The test side answers
+    each state once, but a repeat of one it answered long ago (``ATTEMPT``) again.
+    """
+    from rbd_dynamics.ros.sim_driver import INITIAL_REPEAT
+    from support.ros import ATTEMPT
+    answers = []
+
+    def controller(msg):
+        answers.append(stamp(msg))
+        return np.zeros(8 if len(answers) > 1 else 3)
+
+    sim = sims('/lost', {}, controller=controller)
+    sim.run_until(0.01, 60.0)
+    assert sim.proc.log().count('effort command refused') == 1
+    assert answers[:2] == [0.0, 0.0], answers[:5]
+    # the first state, the repeats younger than ATTEMPT (not answered), the one answered again
+    initial = [m for m in sim.states if stamp(m) == 0.0]
+    assert len(initial) >= 1 + int(ATTEMPT / INITIAL_REPEAT), len(initial)
+    assert np.allclose(np.diff(answers[1:]), 0.001), answers[:5]
+
+
 def test_drive_holds_back_the_falling_arm(sims):
     """No command: the arm falls under gravity, slower with the drive's friction on."""
     runs = {drive: sims('/fall_%s' % drive, {'drive.enabled': drive, 'drive.viscous': [20.0],

@@ -63,7 +63,7 @@ class Sim:
         self.executor.add_node(self.node)
         self.states, self.wrenches = [], []
         self.controller = controller
-        self._answered = None  # the stamp of the last state answered
+        self._answered = (-1.0, 0.0)  # (stamp, monotonic time) of the last state answered
         self.pub_command = self.node.create_publisher(Float64MultiArray, 'effort_commands', 10)
         self.pub_trajectory = self.node.create_publisher(JointTrajectory, 'joint_trajectory', 10)
         # deep enough to keep every state of a run the test reads after it (a free-running
@@ -82,9 +82,14 @@ class Sim:
         self.states.append(msg)
         # one answer per state: the driver repeats its initial state until the first command,
         # and a slow test would answer every repeat; each answer steps the simulation, so the
-        # extra ones would put commands in flight and delay every later answer by a step
-        if self.controller is not None and stamp(msg) != self._answered:
-            self._answered = stamp(msg)
+        # extra ones would put commands in flight and delay every later answer by a step. A
+        # repeat is answered again only when the last answer is ATTEMPT old: it was lost (sent
+        # before the driver's subscription knew this publisher), and the driver waits for it.
+        when, now = stamp(msg), time.monotonic()
+        if self.controller is not None and (
+                when > self._answered[0]
+                or when == self._answered[0] and now - self._answered[1] >= ATTEMPT):
+            self._answered = (when, now)
             command = self.controller(msg)
             self.pub_command.publish(Float64MultiArray(data=[float(v) for v in command]))
 
