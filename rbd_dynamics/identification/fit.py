@@ -407,7 +407,27 @@ def _consistent(layout, Rw, x_prior, scale, max_iterations):
     y = np.asarray(y.value, dtype=float)
     # the solver keeps bounded values a hair inside their bound: a value there is the bound
     y[bounded] = np.maximum(y[bounded], 0.0)
-    return scale * y, solver
+    x = scale * y
+    _onto_margin(x, offsets, _MARGIN * size)
+    return x, solver
+
+
+def _onto_margin(x, offsets, floor):
+    """
+    Move each own link of ``x`` whose pseudo-inertia is below its ``floor`` onto it, in place.
+
+    The solver meets the constraint within its feasibility tolerance, which can leave a link
+    whose constraint binds a hair outside it (its smallest eigenvalue a few 1e-10 of its size
+    below the margin, so below zero): adding ``d`` times the identity to the pseudo-inertia
+    (``m += d``, each diagonal moment ``+= 2 d``) raises every eigenvalue by ``d``, a change
+    of the parameters of that order, which the fit does not see.
+    """
+    for i, low in enumerate(np.linalg.eigvalsh(pseudo_inertia(
+            x[:10 * len(offsets)].reshape(-1, 10) - offsets))[:, 0]):
+        if low < floor[i]:
+            d = floor[i] - low
+            x[10 * i] += d
+            x[10 * i + 4:10 * i + 10] += 2.0 * d * np.array([1, 0, 0, 1, 0, 1])
 
 
 def pseudo_inertia_expression(cp, theta):
