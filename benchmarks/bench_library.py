@@ -141,7 +141,7 @@ def against_baseline(base, root, number, blocks, report):
             np.testing.assert_allclose(ours(), theirs(), rtol=0, atol=1e-9)
             row(report, '%s, %s' % (name, label), *side_by_side(ours, theirs, number, blocks),
                 1.05)
-        for batch in (64, 10000):  # one thread, then numba's threads
+        for batch in (64, 10000):  # one thread, then ranges on several
             Q = rng.uniform(-1, 1, (batch, model.nq))
             QD, QDD = rng.normal(size=(2, batch, model.nv))
             ours = lambda: rbd.rnea(model, Q, QD, QDD)  # noqa: E731
@@ -249,7 +249,7 @@ def main():
             for a, b, c in pin_states:
                 pin.rnea(pm, pd, a, b, c)
 
-        rbd.rnea(model, Q[:1000], QD[:1000], QDD[:1000])  # load the parallel kernel
+        rbd.rnea(model, Q[:1000], QD[:1000], QDD[:1000])  # start the batch threads
         ours, ref = side_by_side(lambda: rbd.rnea(model, Q, QD, QDD), pin_loop, 1,
                                  max(5, blocks // 10))
         row(report, 'rnea batch of 10,000 / state, %s' % label, ours / batch, ref / batch, 0.5)

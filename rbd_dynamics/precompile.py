@@ -90,15 +90,13 @@ class CompileProgress:
 
 #: How precompile shares the compilation out among processes running side by side (numba
 #: keeps each kernel in files of its own, so they do not meet): the RNEA's kernels with the
-#: regressor, the link frames and the task-space law, and the rest of the equations of motion,
-#: about half of the work each. The regressor and the link frames go first, so that the batch
-#: kernel, compiled last in the other process, loads their state functions from the cache
-#: instead of compiling them again; the task-space law (about 3.6 s) comes last, when the other
-#: process has usually cached the state functions it calls with its batch kernel (28.8 s in
-#: all; 31 s with it in the other process).
+#: regressor and the link frames, and the rest of the equations of motion with the task-space
+#: law, about half of the work each. The batch kernel and the task-space law call the
+#: single-state entry points (:data:`rbd_dynamics.compiled.warm_up.CALLS`) and come last,
+#: when the other process has cached the ones they need from it.
 WORKERS = {
-    'rnea': ('regressor', 'link_pose', 'link_acceleration', 'rnea', 'task_law'),
-    'eom': ('mass_matrix', 'coriolis_matrix', 'jacobian', 'eom_batch'),
+    'rnea': ('regressor', 'link_pose', 'link_acceleration', 'rnea'),
+    'eom': ('mass_matrix', 'jacobian', 'coriolis_matrix', 'eom_batch', 'task_law'),
 }
 
 

@@ -19,7 +19,7 @@ module                 holds
 :mod:`.eom`            the mass and Coriolis matrices, the Jacobian and the regressor
 :mod:`.frames`         a link's pose and the classical acceleration of its origin
 :mod:`.task`           the task-space laws at one state (:mod:`rbd_dynamics.control.task`)
-:mod:`.batch`          the batch drivers, serial or on numba's threads
+:mod:`.batch`          the batch drivers, on one thread or in ranges on several
 :mod:`.warm_up`        compiling (or loading) the kernels before a model uses them
 =====================  =====================================================================
 

@@ -1,16 +1,19 @@
-"""The batch drivers: a batch of states on one thread or spread over numba's threads."""
+"""The batch drivers: a batch of states on one thread or spread over several."""
+
+from concurrent.futures import ThreadPoolExecutor
+import threading
 
 import numba
 import numpy as np
 
-from .eom import eom_parallel_batch
+from .eom import eom_range
 from .layout import MODE_FULL
-from .rnea import parallel_batch, serial_batch
+from .rnea import serial_batch
 from .warm_up import built, EOM_BATCH, warm_up_eom
 
 
-#: Batches at least this large are spread over numba's threads (all cores by default; set
-#: NUMBA_NUM_THREADS to limit them).
+#: Batches at least this large are spread over as many threads as numba has (all cores by
+#: default; set NUMBA_NUM_THREADS to limit them).
 PARALLEL_BATCH = 256
 
 
@@ -22,11 +25,10 @@ def rnea_batch(packed, q, qd, qdd, fext, tau, mode=MODE_FULL):
     ``(B or 1, nb, 6)`` in packed body coordinates; ``tau`` ``(B, nv)`` receives the result.
     The batch works in its own copies of the workspace, so it never disturbs single calls.
     """
-    threads = numba.get_num_threads()
-    if threads > 1 and q.shape[0] >= PARALLEL_BATCH:
-        parallel_batch(np.tile(packed.blob, (threads, 1)), q, qd, qdd, fext, tau, mode)
-    else:
-        serial_batch(packed.blob.copy(), q, qd, qdd, fext, tau, mode)
+    def run(blob, start, stop):
+        serial_batch(blob, q, qd, qdd, fext, tau, mode, start, stop)
+
+    _in_ranges(packed.blob, q.shape[0], run)
 
 
 def eom_batch(packed, what, q, qd, qdd, code, out):
@@ -41,8 +43,44 @@ def eom_batch(packed, what, q, qd, qdd, code, out):
     """
     if not built(EOM_BATCH):
         warm_up_eom(packed, steps=(EOM_BATCH,))
-    threads = numba.get_num_threads()
-    # one kernel for every size (each kernel compiled costs seconds): a small batch is one
-    # range, which runs on one thread
-    chunks = threads if q.shape[0] >= PARALLEL_BATCH else 1
-    eom_parallel_batch(np.tile(packed.blob, (chunks, 1)), what, q, qd, qdd, code, out)
+
+    def run(blob, start, stop):
+        eom_range(blob, what, q, qd, qdd, code, out, start, stop)
+
+    _in_ranges(packed.blob, q.shape[0], run)
+
+
+def _in_ranges(blob, count, run):
+    """
+    Call ``run(copy of blob, start, stop)`` over ``range(count)``, in ranges side by side.
+
+    A batch of :data:`PARALLEL_BATCH` states or more runs in as many ranges as numba has
+    threads: one on the calling thread and the others on Python threads, side by side (the
+    batch kernels release the GIL). A parallel numba kernel would do the same, at seconds more
+    of compilation for every process that fills the cache.
+    """
+    ranges = numba.get_num_threads() if count >= PARALLEL_BATCH else 1
+    size = (count + ranges - 1) // ranges
+    blobs = np.tile(blob, (ranges, 1))
+
+    def part(c):
+        run(blobs[c], c * size, min(count, (c + 1) * size))
+
+    others = [_pool(ranges - 1).submit(part, c) for c in range(1, ranges)]
+    try:
+        part(0)
+    finally:
+        for other in others:
+            other.result()
+
+
+_POOLS = {}  # {number of threads: the pool}
+_POOLS_LOCK = threading.Lock()
+
+
+def _pool(workers):
+    """Return a pool of ``workers`` threads, made at its first use."""
+    with _POOLS_LOCK:
+        if workers not in _POOLS:
+            _POOLS[workers] = ThreadPoolExecutor(workers, thread_name_prefix='rbd_dynamics_batch')
+        return _POOLS[workers]

@@ -8,13 +8,12 @@ coordinates. Single-state entry points (:func:`mass1`, :func:`coriolis1`, :func:
 :func:`regressor1`) return :data:`~.layout.OK` or :data:`~.layout.BAD_SIZES`.
 """
 
-from numba import prange
 import numpy as np
 
 from .algebra import (add, cross, dot, dot6, force_cross, inertia_product, matmul, matmul_t,
                       motion_cross, motion_transform, put3, put9, rotate, rotate_t, row3, row9,
                       scale, sub)
-from .frames import acceleration_state, pose_state
+from .frames import acceleration1, pose1
 from .jit import eom_layout_of, kernel, layout_of
 from .kinematics import (add_joint_motion, joint_transform, multi_dof_transform, one_dof_transform,
                          parent_motion, positions, rates, store_motion)
@@ -197,7 +196,7 @@ def _accumulate(pose, bi, nb, col, size):
                 pose[p, k] += pose[i, k]
 
 
-@kernel()
+@kernel(inline='always')
 def _mass_state(layout, eom, out):
     """
     Compute ``M`` of the positions in ``qf`` into ``out`` ``(nv, nv)``.
@@ -409,7 +408,7 @@ def _place_column(out, col, local, k, c, m, w, v):
         put3(col, k, C_S + 3, v)
 
 
-@kernel()
+@kernel(inline='always')
 def _jacobian_state(layout, eom, code, out):
     """
     Compute a Jacobian at the positions in ``qf`` into ``out`` ``(6, nv)``.
@@ -464,13 +463,6 @@ def _jacobian_state(layout, eom, code, out):
         k = parent[k]
 
 
-# The single-state entry points inline these two: a call passes both layouts' array
-# views, about a tenth of the 7-DoF arm's compiled Jacobian call. The batch kernel
-# calls them (numba's analysis of the parallel loop refuses them inlined there).
-_mass_state_inline = kernel(inline='always')(_mass_state.py_func)
-_jacobian_state_inline = kernel(inline='always')(_jacobian_state.py_func)
-
-
 @kernel()
 def mass1(blob, q, out):
     """``M`` of one state into ``out``: :data:`OK`, or :data:`BAD_SIZES` (nothing done)."""
@@ -481,7 +473,7 @@ def mass1(blob, q, out):
     if q.shape[0] != hdr[H_NQ] or out.shape[0] != nv or out.shape[1] != nv:
         return BAD_SIZES
     positions(layout, q)
-    _mass_state_inline(layout, eom, out)
+    _mass_state(layout, eom, out)
     return OK
 
 
@@ -515,7 +507,7 @@ def jacobian1(blob, q, code, out):
             not 0 <= code < 2 * eom.links.shape[0]:
         return BAD_SIZES
     positions(layout, q)
-    _jacobian_state_inline(layout, eom, code, out)
+    _jacobian_state(layout, eom, code, out)
     return OK
 
 
@@ -535,44 +527,30 @@ def regressor1(blob, q, qd, qdd, out):
     return OK
 
 
-@kernel(inline='always')
-def _eom_batch_state(layout, eom, what, q, qd, qdd, code, out, s):
-    """State ``s`` of an equations-of-motion batch (``what``: an ``EOM_`` code)."""
-    positions(layout, q[s])
-    if what == EOM_MASS:
-        _mass_state(layout, eom, out[s])
-    elif what == EOM_CORIOLIS:
-        rates(layout, qd[s], qd[s])
-        _coriolis_state(layout, eom, out[s])
-    elif what == EOM_JACOBIAN:
-        _jacobian_state(layout, eom, code, out[s])
-    elif what == EOM_POSE:
-        pose_state(layout, eom, code, out[s])
-    elif what == EOM_ACCELERATION:
-        rates(layout, qd[s], qdd[s])
-        acceleration_state(layout, eom, code, out[s, 0])
-    else:
-        rates(layout, qd[s], qdd[s])
-        _regressor_state(layout, eom, out[s])
-
-
-@kernel(parallel=True)
-def eom_parallel_batch(blobs, what, q, qd, qdd, code, out):
+@kernel(nogil=True)
+def eom_range(blob, what, q, qd, qdd, code, out, start, stop):
     """
-    Run an equations-of-motion state kernel over ``q (B, nq)`` into ``out (B, ., .)``.
+    Compute the states ``start:stop`` of an equations-of-motion batch into ``out (B, ., .)``.
 
-    In as many ranges as ``blobs`` has rows (copies of the blob: a workspace each), on
-    numba's threads; with one row, on the calling thread's share of them only.
+    ``what``: an ``EOM_`` code. Each state is a call of the single-state entry point, frozen
+    with its one signature before this compiles (:func:`~.warm_up.warm_up_eom`): one
+    compilation of each state's code serves both. Without the GIL: ranges run on threads side
+    by side (:func:`~.batch.eom_batch`), each on its own copy of the blob (the workspace).
     """
-    count = q.shape[0]
-    chunks = blobs.shape[0]
-    size = (count + chunks - 1) // chunks
-    for c in prange(chunks):
-        layout = layout_of(blobs[c])
-        eom = eom_layout_of(blobs[c])
-        for s in range(c * size, min(count, (c + 1) * size)):
-            _eom_batch_state(layout, eom, what, q, qd, qdd, code, out, s)
+    for s in range(start, stop):
+        if what == EOM_MASS:
+            mass1(blob, q[s], out[s])
+        elif what == EOM_CORIOLIS:
+            coriolis1(blob, q[s], qd[s], out[s])
+        elif what == EOM_JACOBIAN:
+            jacobian1(blob, q[s], code, out[s])
+        elif what == EOM_POSE:
+            pose1(blob, q[s], code, out[s])
+        elif what == EOM_ACCELERATION:
+            acceleration1(blob, q[s], qd[s], qdd[s], code, out[s, 0])
+        else:
+            regressor1(blob, q[s], qd[s], qdd[s], out[s])
 
 
-#: The state kernels the entry points and the batch kernel call (frozen by the warm-up).
-STATE_KERNELS = (_mass_state, _coriolis_state, _jacobian_state, _regressor_state)
+#: The state kernels the entry points call (frozen by the warm-up).
+STATE_KERNELS = (_coriolis_state, _regressor_state)

@@ -7,7 +7,6 @@ Static states have their own kernel: with zero velocity and acceleration every a
 acceleration is zero, so the forward pass carries only the linear acceleration.
 """
 
-from numba import prange
 
 from .algebra import (add, cross, dot, force_cross, inertia_product, put3, rotate, row3, row9,
                       scale, sub, transpose_force_transform)
@@ -178,29 +177,17 @@ def _batch_state(layout, q, qd, qdd, fext, tau, mode, s):
         _rnea_state(layout, q[s], qd[s], qdd[s], f, tau[s])
 
 
-@kernel()
-def serial_batch(blob, q, qd, qdd, fext, tau, mode):
-    """Run the single-state kernels over ``q (B, nq)``."""
+@kernel(nogil=True)
+def serial_batch(blob, q, qd, qdd, fext, tau, mode, start, stop):
+    """
+    Run the single-state kernels over the states ``start:stop`` of ``q (B, nq)``.
+
+    Without the GIL: ranges run on threads side by side (:func:`~.batch.rnea_batch`), each on
+    its own copy of the blob (and so of the workspace).
+    """
     layout = layout_of(blob)
-    for s in range(q.shape[0]):
+    for s in range(start, stop):
         _batch_state(layout, q, qd, qdd, fext, tau, mode, s)
-
-
-@kernel(parallel=True)
-def parallel_batch(blobs, q, qd, qdd, fext, tau, mode):
-    """
-    Run :func:`serial_batch` in ranges on numba's threads.
-
-    Each range works on its own copy of the blob (and so of the workspace): one row of
-    ``blobs``.
-    """
-    count = q.shape[0]
-    chunks = blobs.shape[0]
-    size = (count + chunks - 1) // chunks
-    for c in prange(chunks):
-        layout = layout_of(blobs[c])
-        for s in range(c * size, min(count, (c + 1) * size)):
-            _batch_state(layout, q, qd, qdd, fext, tau, mode, s)
 
 
 #: The state kernels the entry points and the batch kernels call (frozen by the warm-up).

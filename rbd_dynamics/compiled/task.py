@@ -2,7 +2,7 @@
 The task-space laws of :mod:`rbd_dynamics.control.task` at one state, in one kernel.
 
 :func:`task1` computes the link's Jacobian (root axes) and pose, and for operational space the
-mass matrix and ``J̇ q̇``, with the state kernels of :mod:`.eom` and :mod:`.frames`, then the
+mass matrix and ``J̇ q̇``, calling the entry points of :mod:`.eom` and :mod:`.frames`, then the
 law's algebra: the pose error, ``M⁻¹ Jᵀ`` by a Cholesky factorisation of ``M`` (with the
 drive's armature), ``Λ`` from the eigen-decomposition of ``J M⁻¹ Jᵀ`` by cyclic Jacobi
 rotations (6×6; converged to rounding), each eigenvalue inverted or damped as
@@ -16,10 +16,9 @@ the other offsets of :mod:`.layout`), so that a call passes few arrays. ``C q̇ 
 
 import math
 
-from .eom import _jacobian_state, _mass_state
-from .frames import acceleration_state, pose_state
+from .eom import jacobian1, mass1
+from .frames import acceleration1, pose1
 from .jit import eom_layout_of, kernel, layout_of
-from .kinematics import positions, rates
 from .layout import (BAD_SIZES, G_ACCELERATION, G_D, G_DAMPING, G_K, G_KN, G_MODE, G_POSITION,
                      G_ROTATION, G_THRESHOLD, G_TWIST, GAINS, H_NQ, H_NV, NOT_POSITIVE, OK,
                      TASK_OUT_EXTRA, TASK_WORK_ROWS)
@@ -221,9 +220,8 @@ def task1(blob, q, qd, link, gains, bias, posture, armature, J, M, work, T, jdot
             T.shape[1] != 4 or jdot.shape[0] != 6 or out.shape[0] != nv + TASK_OUT_EXTRA or \
             not 0 <= link < eom.links.shape[0] or (k_n > 0.0 and q.shape[0] != nv):
         return BAD_SIZES
-    positions(layout, q)
-    _jacobian_state(layout, eom, 2 * link, J)  # (even: root axes)
-    pose_state(layout, eom, link, T)
+    jacobian1(blob, q, 2 * link, J)  # (even: root axes)
+    pose1(blob, q, link, T)
     e, e_dot, scratch, f = nv, nv + 6, nv + 12, nv + 18
     _pose_error(gains, T, out, e)
     for r in range(6):
@@ -243,7 +241,7 @@ def task1(blob, q, qd, link, gains, bias, posture, armature, J, M, work, T, jdot
                 s += k_n * (posture[c] - q[c]) - 2.0 * root * qd[c]
             out[c] = s
         return OK
-    _mass_state(layout, eom, M)
+    mass1(blob, q, M)
     for c in range(nv):
         M[c, c] += armature[c]
     if not _cholesky(M, nv):
@@ -259,8 +257,7 @@ def task1(blob, q, qd, link, gains, bias, posture, armature, J, M, work, T, jdot
             work[a + j, i] = s
     _jacobi(work, a, v)
     # J̇ q̇: the classical acceleration at zero joint acceleration
-    rates(layout, qd, layout.zero_v)
-    acceleration_state(layout, eom, link, jdot)
+    acceleration1(blob, q, qd, layout.zero_v, link, jdot)
     for r in range(6):
         out[scratch + r] = gains[G_K + r] * out[e + r] + gains[G_D + r] * out[e_dot + r] \
             - jdot[r] + gains[G_ACCELERATION + r]

@@ -14,7 +14,7 @@ from numba import types
 import numpy as np
 
 from . import eom, frames, rnea
-from .eom import coriolis1, eom_parallel_batch, jacobian1, mass1, regressor1
+from .eom import coriolis1, eom_range, jacobian1, mass1, regressor1
 from .frames import acceleration1, pose1
 from .layout import (BI_JTYPE, BI_Q_START, EOM_ACCELERATION, EOM_CORIOLIS, EOM_ENTRIES,
                      EOM_JACOBIAN, EOM_MASS, EOM_POSE, EOM_REGRESSOR,
@@ -22,12 +22,12 @@ from .layout import (BI_JTYPE, BI_Q_START, EOM_ACCELERATION, EOM_CORIOLIS, EOM_E
                      INERTIA_FLOATS, JT_FLOATING, JT_SPHERICAL, MODE_FULL, MODE_STATIC,
                      NOT_POSITIVE, OK, QUATERNION_W, TASK_OUT_EXTRA, TASK_WORK_ROWS)
 from .packed import ENTRY
-from .rnea import body_force1, gravity1, parallel_batch, rnea1, serial_batch
+from .rnea import body_force1, gravity1, rnea1, serial_batch
 from .task import task1
 
 
 #: The steps of :func:`warm_up`, in order, as its ``progress`` callback names them.
-WARM_UP_STEPS = ('rnea1', 'gravity1', 'body_force1', 'batch', 'parallel batch')
+WARM_UP_STEPS = ('rnea1', 'gravity1', 'body_force1', 'batch')
 _LOCK = threading.Lock()
 
 
@@ -36,7 +36,7 @@ def warm_up(packed, progress=None):
     Compile the RNEA's kernels, run each once on ``packed`` and give it its entry points.
 
     Compiles (or loads from numba's on-disk cache) the single-state kernels, fills
-    :data:`ENTRY`, then the batch kernels, serial and parallel, so that a model that puts
+    :data:`ENTRY`, then the batch kernel, so that a model that puts
     ``packed`` in use afterwards never waits on a compilation, not even at its first batch
     (in the node, the first planned trajectory).
 
@@ -44,7 +44,7 @@ def warm_up(packed, progress=None):
     written) and then frozen: in the dispatcher, anything else (a list, an integer array)
     raises ``TypeError`` at once instead of compiling a new variant in the middle of a control
     loop. The batch kernels are run here on the one array type :func:`rnea_batch`'s callers
-    pass (contiguous, writable), so the batch that follows finds them ready.
+    pass (contiguous, writable), so the batch that follows finds it ready.
 
     ``progress``, when given, is called as ``progress(step, done, total)`` before each of the
     :data:`WARM_UP_STEPS` (a program shows it: a first compilation takes seconds per step).
@@ -82,19 +82,16 @@ def _warm_up(packed, progress):
     if packed.rnea1(packed.blob, q, zero, zero, fext, tau) != OK or \
             packed.gravity1(packed.blob, q, fext, tau) != OK:
         raise RuntimeError('the compiled kernels refused a neutral state')
-    # The batch kernels, on two states of the same arrays _compiled_batch passes.
+    # The batch kernel, on two states of the same arrays _compiled_batch passes.
     q = np.tile(q, (2, 1))
     zero = np.zeros((2, packed.nv))
     tau = np.zeros((2, packed.nv))
     fext = np.zeros((1, packed.nb, 6))
     step('batch')
     for mode in (MODE_FULL, MODE_STATIC):
-        serial_batch(packed.blob.copy(), q, zero, zero, fext, tau, mode)
-    step('parallel batch')
-    for mode in (MODE_FULL, MODE_STATIC):
-        parallel_batch(np.tile(packed.blob, (2, 1)), q, zero, zero, fext, tau, mode)
+        serial_batch(packed.blob.copy(), q, zero, zero, fext, tau, mode, 0, 2)
     if not np.all(np.isfinite(tau)):
-        raise RuntimeError('the compiled batch kernels gave non-finite torques at a neutral '
+        raise RuntimeError('the compiled batch kernel gave non-finite torques at a neutral '
                            'state')
 
 
@@ -102,6 +99,10 @@ def _warm_up(packed, progress):
 #: The step of the equations of motion's batch kernel.
 EOM_BATCH = 'equations of motion batch'
 EOM_STEPS = EOM_ENTRIES + (EOM_BATCH,)
+#: The entry points each step calls: compiled (or loaded) before it, with their own frozen
+#: signatures, never for the caller's argument types (a second compilation of the same code).
+CALLS = {'task1': ('jacobian1', 'pose1', 'mass1', 'acceleration1'),
+         EOM_BATCH: ('mass1', 'coriolis1', 'jacobian1', 'regressor1', 'pose1', 'acceleration1')}
 _EOM_LOCK = threading.Lock()
 _EOM_DONE = set()  # the batch steps of warm_up_eom done in this process
 
@@ -117,9 +118,10 @@ def warm_up_eom(packed, progress=None, steps=EOM_STEPS):
     cache too, from which a process loads them in a fraction of a second. Thread-safe: the
     kernels compile once per process.
 
-    ``steps``, a part of :data:`EOM_STEPS`, compiles only those (precompile shares them out
-    among processes that fill the disk cache side by side); ``packed`` then takes the entry
-    points compiled so far and stubs for the others.
+    ``steps``, a part of :data:`EOM_STEPS`, compiles only those and the entry points they
+    call (:data:`CALLS`; precompile shares them out among processes that fill the disk cache
+    side by side); ``packed`` then takes the entry points compiled so far and stubs for the
+    others.
 
     Raises
     ------
@@ -141,9 +143,10 @@ def warm_up_eom(packed, progress=None, steps=EOM_STEPS):
         'task1': (task1, (vec, any_vec, any_vec, types.int64, vec, any_vec, any_vec, any_vec,
                           matrix, matrix, matrix, matrix, vec, vec)),
     }
+    needed = set(steps).union(*(CALLS.get(name, ()) for name in steps))
     with _EOM_LOCK:
-        _compile_entries({name: entry for name, entry in signatures.items() if name in steps},
-                         step)
+        _compile_entries({name: entry for name, entry in signatures.items() if name in needed},
+                         lambda name: step(name) if name in steps else None)
         _freeze_compiled(eom.STATE_KERNELS + frames.STATE_KERNELS)
         packed._bind_eom()  # only these: a process may compile them without the RNEA's
         q = _neutral(packed)
@@ -177,7 +180,7 @@ def warm_up_eom(packed, progress=None, steps=EOM_STEPS):
             zero = np.zeros((2, nv))
             for what, shape in outs.items():
                 out = np.empty((2,) + shape)
-                eom_parallel_batch(np.tile(packed.blob, (2, 1)), what, q, zero, zero, 0, out)
+                eom_range(packed.blob.copy(), what, q, zero, zero, 0, out, 0, 2)
                 if not np.all(np.isfinite(out)):
                     raise RuntimeError('the compiled equations of motion gave non-finite '
                                        'results at a neutral state')
@@ -272,9 +275,9 @@ def cache_directory():
 def compiled_here():
     """Return the names of the kernels this process compiled rather than loaded from the cache."""
     missed = []
-    for dispatcher in (rnea1, gravity1, body_force1, serial_batch, parallel_batch, mass1,
+    for dispatcher in (rnea1, gravity1, body_force1, serial_batch, mass1,
                        coriolis1, jacobian1, regressor1, pose1, acceleration1, task1,
-                       eom_parallel_batch):
+                       eom_range):
         stats = getattr(dispatcher, 'stats', None)
         if stats is not None and sum(getattr(stats, 'cache_misses', {}).values()):
             missed.append(dispatcher.__name__)

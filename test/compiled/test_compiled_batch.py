@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -18,19 +19,19 @@ def test_large_batches_run_on_threads(code_model, monkeypatch):
     """
     Large batches run on threads and equal the loop.
 
-    A batch of PARALLEL_BATCH states or more goes to the parallel kernel (on two threads
-    here, whatever the machine has) and equals the loop of single calls, with wrenches, for
-    rnea and gravity torques.
+    A batch of PARALLEL_BATCH states or more runs in two ranges on two threads (two here,
+    whatever the machine has) and equals the loop of single calls, with wrenches, for rnea
+    and gravity torques.
     """
     model = code_model
     calls = []
-    parallel = drivers.parallel_batch
+    kernel = drivers.serial_batch
 
-    def spy(blobs, *args):
-        calls.append(blobs.shape[0])
-        return parallel(blobs, *args)
+    def spy(blob, *args):
+        calls.append((threading.current_thread().name, args[-2:]))
+        return kernel(blob, *args)
 
-    monkeypatch.setattr(drivers, 'parallel_batch', spy)
+    monkeypatch.setattr(drivers, 'serial_batch', spy)
     import numba
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.fail('numba has %d thread: run with NUMBA_NUM_THREADS=2 or more (test/conftest.py '
@@ -48,17 +49,20 @@ def test_large_batches_run_on_threads(code_model, monkeypatch):
         tau_g = rbd.gravity_torques(model, q, f_ext)
     finally:
         numba.set_num_threads(threads)
-    assert calls == [2, 2]
+    half = (batch + 1) // 2
+    assert sorted(args for _, args in calls) == [(0, half)] * 2 + [(half, batch)] * 2, calls
+    assert len({thread for thread, _ in calls}) == 2
     for s in range(batch):
         single = {link: wrench[s] for link, wrench in f_ext.items()}
         np.testing.assert_allclose(tau[s], rbd.rnea(model, q[s], qd[s], qdd[s], single),
                                    rtol=0, atol=1e-12 * max(1.0, np.abs(tau[s]).max()))
         np.testing.assert_allclose(tau_g[s], rbd.gravity_torques(model, q[s], single),
                                    rtol=0, atol=1e-12 * max(1.0, np.abs(tau_g[s]).max()))
-    # a batch just below the threshold takes the one-thread kernel
+    # a batch just below the threshold runs in one range, on the calling thread
+    del calls[:]
     rbd.rnea(model, q[:drivers.PARALLEL_BATCH - 1], qd[:drivers.PARALLEL_BATCH - 1],
              qdd[:drivers.PARALLEL_BATCH - 1])
-    assert calls == [2, 2]
+    assert calls == [(threading.current_thread().name, (0, drivers.PARALLEL_BATCH - 1))]
 
 
 @needs_compiled_eom
@@ -66,13 +70,13 @@ def test_large_equations_of_motion_batches_run_on_threads(code_model, monkeypatc
     """M, C, J and Y of a large batch: on two threads, equal to single calls, NaN in its row."""
     model = code_model
     calls = []
-    parallel = drivers.eom_parallel_batch
+    kernel = drivers.eom_range
 
-    def spy(blobs, *args):
-        calls.append(blobs.shape[0])
-        return parallel(blobs, *args)
+    def spy(blob, *args):
+        calls.append((threading.current_thread().name, args[-2:]))
+        return kernel(blob, *args)
 
-    monkeypatch.setattr(drivers, 'eom_parallel_batch', spy)
+    monkeypatch.setattr(drivers, 'eom_range', spy)
     import numba
     threads = numba.get_num_threads()
     numba.set_num_threads(2)
@@ -87,7 +91,10 @@ def test_large_equations_of_motion_batches_run_on_threads(code_model, monkeypatc
         results = [(function, args, function(model, *args)) for function, args in results]
     finally:
         numba.set_num_threads(threads)
-    assert calls == [2, 2, 2, 2]
+    # each batch in two ranges, one on the calling thread and one on another
+    half = (batch + 1) // 2
+    assert sorted(args for _, args in calls) == [(0, half)] * 4 + [(half, batch)] * 4, calls
+    assert len({thread for thread, _ in calls}) == 2
     for function, args, many in results:
         assert np.isnan(many[7]).any() and np.isfinite(np.delete(many, 7, axis=0)).all()
         for s in range(0, batch, 37):
@@ -135,6 +142,6 @@ def test_batches_of_any_input_kind_after_a_second_warm_up(tmp_path):
                             timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     here = result.stdout.split('compiled here:')[1].split()
-    assert 'serial_batch' in here and 'parallel_batch' in here, result.stdout
+    assert 'serial_batch' in here, result.stdout
     if any(name.startswith('rnea.rnea1-') for name in cached):
         assert 'rnea1' not in here and 'gravity1' not in here, result.stdout

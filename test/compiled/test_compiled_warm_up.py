@@ -66,11 +66,10 @@ def test_compile_later():
 
 
 def test_compile_readies_the_batch_kernels(code_model):
-    """A compiled model's batch kernels, serial and parallel, are loaded before any batch."""
+    """A compiled model's batch kernel is loaded before any batch."""
     from rbd_dynamics.compiled import rnea
     assert code_model.packed is not None
     assert rnea.serial_batch.signatures
-    assert rnea.parallel_batch.signatures
 
 
 @needs_compiled_eom
@@ -98,7 +97,7 @@ def test_equations_of_motion_compile_on_first_use(code_model):
         assert getattr(packed, name) is packed_module.ENTRY[name]
         copy = packed.with_inertia(code_model.inertia)
         assert getattr(copy, name) is packed_module.ENTRY[name]
-    assert eom.eom_parallel_batch.signatures
+    assert eom.eom_range.signatures
 
 
 def test_a_payload_swaps_one_runtime_state():
@@ -201,8 +200,7 @@ def test_prepare_compiles_a_model_built_without_it():
         model = rbd.Model.from_urdf_file(MODELS['demo_arm'], compiled=False)
     assert model.packed is None
     assert compiled.prepare(model, 'rnea') and model.packed is not None
-    assert compiled.steps('rnea') == ('rnea1', 'gravity1', 'body_force1', 'batch',
-                                      'parallel batch')
+    assert compiled.steps('rnea') == ('rnea1', 'gravity1', 'body_force1', 'batch')
     # (a numba older than 0.57 runs the equations of motion in NumPy: nothing to build there)
     assert compiled.steps(('link_pose', 'link_acceleration')) == (
         ('pose1', 'acceleration1') if compiled.EOM_AVAILABLE else ())

@@ -142,7 +142,7 @@ def test_runtime_payload_equals_a_fixed_child_link(compiled):
     assert set(runtime.payloads) == {'ft_frame'}
     for a, b in ((rbd.rnea(runtime, q, qd, qdd, wrench), rbd.rnea(fixed, q, qd, qdd, wrench)),
                  (rbd.gravity_torques(runtime, q), rbd.gravity_torques(fixed, q)),
-                 (rbd.rnea(runtime, np.tile(q, (300, 1)), qd, qdd),  # parallel batch kernel
+                 (rbd.rnea(runtime, np.tile(q, (300, 1)), qd, qdd),  # in ranges on threads
                   rbd.rnea(fixed, np.tile(q, (300, 1)), qd, qdd))):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
     # payload_wrench of a link the payload is beyond includes it, of the link itself too
