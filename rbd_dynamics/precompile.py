@@ -3,8 +3,8 @@ Compile the kernels ahead of time, so that a robot's first start is warm.
 
     python -m rbd_dynamics precompile
 
-compiles every kernel the node and the tools use (the single-state kernels, the batch kernels,
-serial and parallel, then those of the equations of motion, which a model compiles only when
+compiles every kernel the node and the tools use (the single-state kernels and the batch
+kernel of the RNEA, then those of the equations of motion, which a model compiles only when
 it first needs them) into numba's on-disk cache and says where that cache is. Later processes
 load them in a fraction of a second instead of compiling for seconds. The kernels do not depend
 on the robot: one compilation serves every model.
@@ -88,20 +88,19 @@ class CompileProgress:
         return time.monotonic() - self.started
 
 
-#: How precompile shares the compilation out among processes running side by side (numba
-#: keeps each kernel in files of its own, so they do not meet): the RNEA's kernels with the
-#: regressor and the link frames, and the rest of the equations of motion with the task-space
-#: law, about half of the work each. The batch kernel and the task-space law call the
-#: single-state entry points (:data:`rbd_dynamics.compiled.warm_up.CALLS`) and come last,
-#: when the other process has cached the ones they need from it.
-WORKERS = {
-    'rnea': ('regressor', 'link_pose', 'link_acceleration', 'rnea'),
-    'eom': ('mass_matrix', 'jacobian', 'coriolis_matrix', 'eom_batch', 'task_law'),
-}
+#: How precompile shares the compilation out between itself and a process running beside it
+#: (numba keeps each kernel in files of its own, so they do not meet): the RNEA's kernels with
+#: the regressor and the link frames here, and the rest of the equations of motion with the
+#: task-space law in the other process, about half of the work each. The batch kernel and the
+#: task-space law call the single-state entry points
+#: (:data:`rbd_dynamics.compiled.warm_up.CALLS`) and come last, when this process has cached
+#: the ones they need from it.
+HERE, BESIDE = ('regressor', 'link_pose', 'link_acceleration', 'rnea'), \
+    ('mass_matrix', 'jacobian', 'coriolis_matrix', 'eom_batch', 'task_law')
 
 
-def _worker(part):
-    """Compile one part of :data:`WORKERS` into the cache, naming each step on stdout."""
+def _worker():
+    """Compile :data:`BESIDE` into the cache, naming each step on stdout."""
     from . import compiled
     from .model import Model
     from .resources import demo_urdf_path
@@ -111,7 +110,7 @@ def _worker(part):
         print('step %s' % name, flush=True)
 
     try:
-        if not compiled.prepare(model, WORKERS[part], step):
+        if not compiled.prepare(model, BESIDE, step):
             return 1
     except Exception as exc:  # a numba that cannot build them: the parent says so
         print('%s: %s' % (type(exc).__name__, exc), file=sys.stderr)
@@ -119,12 +118,13 @@ def _worker(part):
     return 0
 
 
-def _compile_side_by_side(progress):
+def _compile_side_by_side(model, progress):
     """
-    Fill the cache in one process per part of :data:`WORKERS`, reporting steps to ``progress``.
+    Compile :data:`HERE` for ``model`` while a process beside fills the cache with the rest.
 
-    Returns whether every process succeeded; a failure only costs time (the caller compiles
-    what is missing itself).
+    Reports every step, both processes', to ``progress``. Returns the names of the kernels
+    compiled here (:func:`rbd_dynamics.compiled.compiled_here`); a failure only costs time
+    (the caller compiles what is missing itself).
     """
     import subprocess
     from . import compiled
@@ -132,28 +132,35 @@ def _compile_side_by_side(progress):
     done = []
     lock = threading.Lock()
 
+    def report(name, _done=0, _total=0):
+        with lock:
+            progress(name, len(done), total)
+            done.append(name)
+
     def follow(process):
         for line in process.stdout:
             if line.startswith('step '):
-                with lock:
-                    progress(line[5:].strip(), len(done), total)
-                    done.append(line)
+                report(line[5:].strip())
 
     try:
-        processes = [subprocess.Popen([sys.executable, '-m', 'rbd_dynamics', 'precompile',
-                                       '--worker', part], stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, text=True)
-                     for part in WORKERS]
+        process = subprocess.Popen([sys.executable, '-m', 'rbd_dynamics', 'precompile',
+                                    '--worker'], stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, text=True)
     except OSError:
-        return False
-    readers = [threading.Thread(target=follow, args=(process,), daemon=True)
-               for process in processes]
-    for reader in readers:
+        process = None
+    reader = None
+    if process is not None:
+        reader = threading.Thread(target=follow, args=(process,), daemon=True)
         reader.start()
-    codes = [process.wait() for process in processes]
-    for reader in readers:
+    try:
+        compiled.prepare(model, HERE, report)
+    except Exception:  # (the caller compiles what is missing, with the usual messages)
+        pass
+    own = compiled.compiled_here()
+    if process is not None:
+        process.wait()
         reader.join()
-    return not any(codes)
+    return own
 
 
 def numba_version():
@@ -166,7 +173,7 @@ def main(argv=()):
     import argparse
     parser = argparse.ArgumentParser(prog='python -m rbd_dynamics precompile',
                                      description=__doc__.split('\n\n')[0].strip())
-    parser.add_argument('--worker', choices=sorted(WORKERS), help=argparse.SUPPRESS)
+    parser.add_argument('--worker', action='store_true', help=argparse.SUPPRESS)
     args = parser.parse_args(list(argv))
     from . import compiled
     if not compiled.AVAILABLE:
@@ -174,19 +181,21 @@ def main(argv=()):
               file=sys.stderr)
         return 1
     if args.worker:
-        return _worker(args.worker)
+        return _worker()
     from .model import Model
     from .resources import demo_urdf_path
     progress = CompileProgress(sys.stdout, delay=0.5)
+    model = Model.from_urdf_file(demo_urdf_path(), compiled=False)
+    own = ()
     if compiled.EOM_AVAILABLE:
-        _compile_side_by_side(progress)
+        own = _compile_side_by_side(model, progress)
     else:
         print('precompile: numba %s runs the equations of motion in NumPy (they are compiled '
               'from numba %d.%d on); compiling the RNEA'
               % ((numba_version(),) + compiled.EOM_MIN_NUMBA), flush=True)
-    # Then load every kernel here: from the cache the processes filled, or, where they could
-    # not (a numba without an on-disk cache, a failure), compiled here with the usual messages.
-    model = Model.from_urdf_file(demo_urdf_path(), compiled=False)
+    # Then every kernel here: loaded from the cache the process beside filled, or, where it
+    # could not (a numba without an on-disk cache, a failure), compiled here with the usual
+    # messages.
     ready = model.compile(progress=None if compiled.EOM_AVAILABLE else progress)
     if ready and compiled.EOM_AVAILABLE:
         try:
@@ -196,9 +205,9 @@ def main(argv=()):
                   % (type(exc).__name__, exc), file=sys.stderr)
             ready = False
     spent = progress.finish()
-    missed = compiled.compiled_here()
+    missed = [name for name in compiled.compiled_here() if name not in own]
     if ready and missed and compiled.cache_directory() and compiled.EOM_AVAILABLE:
-        # works, only slower: say what the processes side by side left out
+        # works, only slower: say what the process beside left out
         print('precompile: %s compiled in this process, not side by side'
               % ', '.join(missed), file=sys.stderr)
     if not ready:

@@ -49,8 +49,8 @@ def _domain_id():
 os.environ['ROS_DOMAIN_ID'] = str(_domain_id())
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ.setdefault('RCUTILS_COLORIZED_OUTPUT', '0')
-# At least two numba threads, even on a one-core machine, so that large batches run in two ranges
-# on two threads in test_compiled_batch (numba reads this when it is first imported).
+# Two ranges on two threads for every large batch of the suite, even on a one-core machine
+# (numba reads this when it is first imported).
 os.environ.setdefault('NUMBA_NUM_THREADS', '2')
 
 

@@ -1,6 +1,7 @@
 """The batch drivers: a batch of states on one thread or spread over several."""
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
+import os
 import threading
 
 import numba
@@ -12,8 +13,8 @@ from .rnea import serial_batch
 from .warm_up import built, EOM_BATCH, warm_up_eom
 
 
-#: Batches at least this large are spread over as many threads as numba has (all cores by
-#: default; set NUMBA_NUM_THREADS to limit them).
+#: Batches at least this large are spread over ``NUMBA_NUM_THREADS`` threads (numba's setting:
+#: all cores by default).
 PARALLEL_BATCH = 256
 
 
@@ -45,33 +46,35 @@ def eom_batch(packed, what, q, qd, qdd, code, out):
         warm_up_eom(packed, steps=(EOM_BATCH,))
 
     def run(blob, start, stop):
-        eom_range(blob, what, q, qd, qdd, code, out, start, stop)
+        return eom_range(blob, what, q, qd, qdd, code, out, start, stop)
 
-    _in_ranges(packed.blob, q.shape[0], run)
+    if _in_ranges(packed.blob, q.shape[0], run):
+        raise RuntimeError('the compiled equations of motion refused the sizes of a batch')
 
 
 def _in_ranges(blob, count, run):
     """
     Call ``run(copy of blob, start, stop)`` over ``range(count)``, in ranges side by side.
 
-    A batch of :data:`PARALLEL_BATCH` states or more runs in as many ranges as numba has
-    threads: one on the calling thread and the others on Python threads, side by side (the
-    batch kernels release the GIL). A parallel numba kernel would do the same, at seconds more
-    of compilation for every process that fills the cache.
+    A batch of :data:`PARALLEL_BATCH` states or more runs in ``NUMBA_NUM_THREADS`` ranges:
+    one on the calling thread and the others on Python threads, side by side (the batch
+    kernels release the GIL). A parallel numba kernel would do the same, at seconds more of
+    compilation for every process that fills the cache. Returns the sum of what ``run``
+    returns, once every range has ended (the first exception, if any, then).
     """
-    ranges = numba.get_num_threads() if count >= PARALLEL_BATCH else 1
+    ranges = max(1, numba.config.NUMBA_NUM_THREADS) if count >= PARALLEL_BATCH else 1
     size = (count + ranges - 1) // ranges
     blobs = np.tile(blob, (ranges, 1))
 
     def part(c):
-        run(blobs[c], c * size, min(count, (c + 1) * size))
+        return run(blobs[c], c * size, min(count, (c + 1) * size)) or 0
 
     others = [_pool(ranges - 1).submit(part, c) for c in range(1, ranges)]
     try:
-        part(0)
+        total = part(0)
     finally:
-        for other in others:
-            other.result()
+        wait(others)  # no range writes on after this call
+    return total + sum(other.result() for other in others)
 
 
 _POOLS = {}  # {number of threads: the pool}
@@ -84,3 +87,13 @@ def _pool(workers):
         if workers not in _POOLS:
             _POOLS[workers] = ThreadPoolExecutor(workers, thread_name_prefix='rbd_dynamics_batch')
         return _POOLS[workers]
+
+
+def _forget_pools():
+    """In a forked child: the parent's pools' threads do not exist there."""
+    global _POOLS_LOCK
+    _POOLS.clear()
+    _POOLS_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pools)

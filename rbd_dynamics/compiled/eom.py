@@ -536,20 +536,25 @@ def eom_range(blob, what, q, qd, qdd, code, out, start, stop):
     with its one signature before this compiles (:func:`~.warm_up.warm_up_eom`): one
     compilation of each state's code serves both. Without the GIL: ranges run on threads side
     by side (:func:`~.batch.eom_batch`), each on its own copy of the blob (the workspace).
+    Returns the number of states an entry point refused (:data:`BAD_SIZES`).
     """
+    refused = 0
     for s in range(start, stop):
         if what == EOM_MASS:
-            mass1(blob, q[s], out[s])
+            status = mass1(blob, q[s], out[s])
         elif what == EOM_CORIOLIS:
-            coriolis1(blob, q[s], qd[s], out[s])
+            status = coriolis1(blob, q[s], qd[s], out[s])
         elif what == EOM_JACOBIAN:
-            jacobian1(blob, q[s], code, out[s])
+            status = jacobian1(blob, q[s], code, out[s])
         elif what == EOM_POSE:
-            pose1(blob, q[s], code, out[s])
+            status = pose1(blob, q[s], code, out[s])
         elif what == EOM_ACCELERATION:
-            acceleration1(blob, q[s], qd[s], qdd[s], code, out[s, 0])
+            status = acceleration1(blob, q[s], qd[s], qdd[s], code, out[s, 0])
         else:
-            regressor1(blob, q[s], qd[s], qdd[s], out[s])
+            status = regressor1(blob, q[s], qd[s], qdd[s], out[s])
+        if status != OK:
+            refused += 1
+    return refused
 
 
 #: The state kernels the entry points call (frozen by the warm-up).

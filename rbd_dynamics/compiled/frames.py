@@ -83,10 +83,7 @@ def acceleration_state(layout, eom, link, out):
         out[3 + k] = angular[k]
 
 
-# The single-state entry points and the batch kernel call these: compiled once, with the
-# entry points, the batch kernel loads them from the cache (numba's analysis of a parallel loop
-# refuses them inlined there, and a call costs a pose a few hundredths of a microsecond).
-#: The state kernels the entry points and the batch kernel call (frozen by the warm-up).
+#: The state kernels the entry points call (frozen by the warm-up).
 STATE_KERNELS = (pose_state, acceleration_state)
 
 

@@ -190,5 +190,5 @@ def serial_batch(blob, q, qd, qdd, fext, tau, mode, start, stop):
         _batch_state(layout, q, qd, qdd, fext, tau, mode, s)
 
 
-#: The state kernels the entry points and the batch kernels call (frozen by the warm-up).
+#: The state kernels the entry points and the batch kernel call (frozen by the warm-up).
 STATE_KERNELS = (_rnea_state, _static_state)

@@ -220,8 +220,9 @@ def task1(blob, q, qd, link, gains, bias, posture, armature, J, M, work, T, jdot
             T.shape[1] != 4 or jdot.shape[0] != 6 or out.shape[0] != nv + TASK_OUT_EXTRA or \
             not 0 <= link < eom.links.shape[0] or (k_n > 0.0 and q.shape[0] != nv):
         return BAD_SIZES
-    jacobian1(blob, q, 2 * link, J)  # (even: root axes)
-    pose1(blob, q, link, T)
+    # (the Jacobian's even code: in root axes)
+    if jacobian1(blob, q, 2 * link, J) != OK or pose1(blob, q, link, T) != OK:
+        return BAD_SIZES
     e, e_dot, scratch, f = nv, nv + 6, nv + 12, nv + 18
     _pose_error(gains, T, out, e)
     for r in range(6):
@@ -241,7 +242,8 @@ def task1(blob, q, qd, link, gains, bias, posture, armature, J, M, work, T, jdot
                 s += k_n * (posture[c] - q[c]) - 2.0 * root * qd[c]
             out[c] = s
         return OK
-    mass1(blob, q, M)
+    if mass1(blob, q, M) != OK:
+        return BAD_SIZES
     for c in range(nv):
         M[c, c] += armature[c]
     if not _cholesky(M, nv):
@@ -257,7 +259,8 @@ def task1(blob, q, qd, link, gains, bias, posture, armature, J, M, work, T, jdot
             work[a + j, i] = s
     _jacobi(work, a, v)
     # J̇ q̇: the classical acceleration at zero joint acceleration
-    acceleration1(blob, q, qd, layout.zero_v, link, jdot)
+    if acceleration1(blob, q, qd, layout.zero_v, link, jdot) != OK:
+        return BAD_SIZES
     for r in range(6):
         out[scratch + r] = gains[G_K + r] * out[e + r] + gains[G_D + r] * out[e_dot + r] \
             - jdot[r] + gains[G_ACCELERATION + r]

@@ -144,8 +144,10 @@ def warm_up_eom(packed, progress=None, steps=EOM_STEPS):
                           matrix, matrix, matrix, matrix, vec, vec)),
     }
     needed = set(steps).union(*(CALLS.get(name, ()) for name in steps))
+    # the entry points others call first, the callers after them
+    order = sorted((name for name in signatures if name in needed), key=lambda n: n in CALLS)
     with _EOM_LOCK:
-        _compile_entries({name: entry for name, entry in signatures.items() if name in needed},
+        _compile_entries({name: signatures[name] for name in order},
                          lambda name: step(name) if name in steps else None)
         _freeze_compiled(eom.STATE_KERNELS + frames.STATE_KERNELS)
         packed._bind_eom()  # only these: a process may compile them without the RNEA's
@@ -180,8 +182,8 @@ def warm_up_eom(packed, progress=None, steps=EOM_STEPS):
             zero = np.zeros((2, nv))
             for what, shape in outs.items():
                 out = np.empty((2,) + shape)
-                eom_range(packed.blob.copy(), what, q, zero, zero, 0, out, 0, 2)
-                if not np.all(np.isfinite(out)):
+                if eom_range(packed.blob.copy(), what, q, zero, zero, 0, out, 0, 2) or \
+                        not np.all(np.isfinite(out)):
                     raise RuntimeError('the compiled equations of motion gave non-finite '
                                        'results at a neutral state')
             _EOM_DONE.add(batch)
@@ -232,12 +234,11 @@ def _freeze_compiled(kernels):
     """
     Let the state ``kernels`` compile no other version, where this process compiled one.
 
-    Freshly compiled, the single-state kernels exist for vectors of any strides; the batch
-    kernels call them with contiguous rows, which that version takes: compiling another one
-    for them would only make the batch kernels' compilation longer. (Loaded from the disk
-    cache they have no signature in this process, and the batch kernels come from the cache
-    too; freezing them then would leave a batch kernel compiled later nothing to call:
-    numba's TypingError.)
+    Freshly compiled, the state kernels exist for vectors of any strides; the RNEA's batch
+    kernel calls them with contiguous rows, which that version takes: compiling another one
+    for it would only make its compilation longer. (Loaded from the disk cache they have no
+    signature in this process, and the batch kernel comes from the cache too; freezing them
+    then would leave a batch kernel compiled later nothing to call: numba's TypingError.)
     """
     for kernel in kernels:
         if kernel.signatures:

@@ -98,6 +98,12 @@ def test_equations_of_motion_compile_on_first_use(code_model):
         copy = packed.with_inertia(code_model.inertia)
         assert getattr(copy, name) is packed_module.ENTRY[name]
     assert eom.eom_range.signatures
+    # each entry point compiled once, for its own signature: the batch kernel and the
+    # task-space law call those versions, they compile none of their own
+    from rbd_dynamics.compiled import frames, task
+    for kernel in (eom.mass1, eom.coriolis1, eom.jacobian1, eom.regressor1, frames.pose1,
+                   frames.acceleration1, task.task1):
+        assert len(kernel.signatures) == 1, (kernel.__name__, kernel.signatures)
 
 
 def test_a_payload_swaps_one_runtime_state():
