@@ -388,7 +388,7 @@ class Loop:
         self.states.append(msg)
         if not self.streams:
             return
-        # Until its first command the lockstep driver repeats its first state (every 0.1 s): a
+        # Until its first command the lockstep driver repeats its first state (every second): a
         # repeat goes on only when the node has not answered for ATTEMPT (a lost message).
         now = time.monotonic()
         when = self.stamp(msg)
