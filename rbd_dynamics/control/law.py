@@ -409,10 +409,10 @@ class Output:
     """
 
     __slots__ = ('feedforward', 'gravity', 'command', 'saturated', 'external', 'step',
-                 'task_error')
+                 'task_error', 'pending')
 
     def __init__(self, feedforward, gravity, command, saturated, external=None, step=None,
-                 task_error=None):
+                 task_error=None, pending=None):
         self.feedforward = feedforward
         self.gravity = gravity
         self.command = command
@@ -420,6 +420,7 @@ class Output:
         self.external = external
         self.step = step
         self.task_error = task_error
+        self.pending = pending  # the observer's step left for after the torques (compute)
 
 
 class Controller:
@@ -574,7 +575,8 @@ class Controller:
                 f_obs[link] = f_obs[link] + w_obs if link in f_obs else w_obs
         return f_ff, f_g, f_obs, tuple(carried)
 
-    def compute(self, setup, q, qd, now_ns, effort=None, stamp_ns=None, task_ready=True):
+    def compute(self, setup, q, qd, now_ns, effort=None, stamp_ns=None, task_ready=True,
+                observe_later=False):
         """
         Torques for the measured state ``q``, ``qd`` (model order) at time ``now_ns``.
 
@@ -585,6 +587,10 @@ class Controller:
         the gravity compensation. With ``command_output: task``, the command is the
         task-space law (:meth:`task_command`); until ``task_ready`` (its compiled kernels
         are built), the gravity compensation.
+
+        ``observe_later``: where no torque depends on the observer (no reaction), leave its
+        step for :meth:`observe_pending`, which the caller runs once the torques are out
+        (the step costs about as much as the torque law).
 
         Returns
         -------
@@ -609,18 +615,22 @@ class Controller:
             tau_ff = tau_ff + tau_drive
             friction = tau_drive - setup.armature * qdd  # the drive at zero acceleration
         tau_g_model = gravity_torques(model, q, f_g)
-        step = None
+        step = pending = None
         if setup.observer_on:
             if effort is None:
                 self.observer.pause()
             else:
                 if setup.scaled:
                     effort = effort * setup.effort_scale
-                step = self.observe(setup, q, qd, effort, stamp_ns, f_obs,
-                                    tau_g_model if f_g is None else None, carried)
+                pending = [setup, q, qd, effort, stamp_ns, f_obs,
+                           tau_g_model if f_g is None else None, carried, None]
+                if not (observe_later and not setup.react):
+                    step = self.observe(*pending)
+                    pending = None
         tau_ff = setup.to_outputs(tau_ff)
         tau_g = setup.to_outputs(tau_g_model)
         if not (np.isfinite(tau_ff).all() and np.isfinite(tau_g).all()):
+            self._observe_now(pending)  # (nothing is published: the observer steps all the same)
             return None
         react = setup.react and setup.observer_on and self.observer.contact
         command = tau_ff if setup.feedforward_out else tau_g
@@ -631,16 +641,37 @@ class Controller:
             self._hold = None
         elif task_ready:
             # (the observer's C q̇ + g is the law's: the same state and wrenches)
+            bias = None if step is None else step.bias
+            if pending is not None:  # computed now for both
+                bias = pending[-1] = rnea(model, q, qd, setup.zero, f_obs)
             tau_task, task_error = self.task_command(setup, q, qd, desired, now_ns,
                                                      f_obs if at_state else f_ff, friction,
-                                                     None if step is None else step.bias)
+                                                     bias)
             command = setup.to_outputs(tau_task)
             if not np.isfinite(command).all():
+                self._observe_now(pending)
                 return None
         command, saturated = self.limit(setup, tau_g if react else command, now_ns)
         return Output(tau_ff, tau_g, command, saturated,
                       None if step is None else setup.to_outputs(step.residual), step,
-                      task_error)
+                      task_error, pending)
+
+    def _observe_now(self, pending):
+        if pending is not None:
+            self.observe(*pending)
+
+    def observe_pending(self, out):
+        """
+        Run the observer's step :meth:`compute` left in ``out`` (``observe_later``), if any.
+
+        Sets ``out.step`` and ``out.external`` as :meth:`compute` would have; returns ``out``.
+        """
+        if out.pending is not None:
+            setup = out.pending[0]
+            out.step = self.observe(*out.pending)
+            out.external = setup.to_outputs(out.step.residual)
+            out.pending = None
+        return out
 
     def task_command(self, setup, q, qd, desired, now_ns, f_ext=None, friction=None,
                      bias=None):
@@ -678,7 +709,8 @@ class Controller:
             tau = tau + friction
         return tau, result.error
 
-    def observe(self, setup, q, qd, effort, stamp_ns, f_ext=None, g=None, carried=()):
+    def observe(self, setup, q, qd, effort, stamp_ns, f_ext=None, g=None, carried=(),
+                bias=None):
         """
         Advance the momentum observer (:mod:`.observer`) with one joint state's efforts.
 
@@ -693,7 +725,7 @@ class Controller:
         the :class:`~.observer.Step`.
 
         """
-        return self.observer.step(setup, q, qd, effort, stamp_ns, f_ext, g, carried)
+        return self.observer.step(setup, q, qd, effort, stamp_ns, f_ext, g, carried, bias)
 
     def limit(self, setup, command, now_ns):
         """

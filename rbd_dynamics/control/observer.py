@@ -156,7 +156,7 @@ class Observer:
             window, self._window = self._window, None
             return window
 
-    def step(self, setup, q, qd, effort, stamp_ns, f_ext=None, g=None, carried=()):
+    def step(self, setup, q, qd, effort, stamp_ns, f_ext=None, g=None, carried=(), bias=None):
         """
         Advance the observer to one joint state.
 
@@ -183,6 +183,9 @@ class Observer:
             links of ``f_ext`` whose wrench carries the bodies beyond them (one entry per
             compensating sensor): the observer takes those bodies' inertia out of its mass
             matrix, the sensor having measured it.
+        bias
+            ``rnea(model, q, qd, 0, f_ext)`` (``C q̇ + g`` with the wrenches) if already
+            computed, else ``None``.
 
         Returns
         -------
@@ -191,7 +194,7 @@ class Observer:
         """
         model = setup.model
         zero = setup.zero
-        n = rnea(model, q, qd, zero, f_ext)
+        n = rnea(model, q, qd, zero, f_ext) if bias is None else bias
         if g is None:
             g = gravity_torques(model, q)
         effort = np.array(effort, dtype=float)  # kept: the caller may reuse its array

@@ -682,7 +682,9 @@ class DynamicsNode(Node):
             setup.model, 'task', task.KERNELS, 'task.link',
             'with command_output task, ~/effort_commands carry the gravity compensation '
             'until then')
-        out = self._controller.compute(setup, q, qd, now, effort, stamp_ns, task_ready)
+        # the observer's step (where no torque depends on it) after the torques are out
+        out = self._controller.compute(setup, q, qd, now, effort, stamp_ns, task_ready,
+                                       observe_later=True)
         if out is None:
             self._counts['non_finite_outputs'] += 1
             if self._log_due('non-finite'):
@@ -726,6 +728,7 @@ class DynamicsNode(Node):
             lin, ang = msg.twist.linear, msg.twist.angular
             lin.x, lin.y, lin.z, ang.x, ang.y, ang.z = (float(v) for v in out.task_error)
             self._pub_task_error.publish(msg)
+        self._controller.observe_pending(out)
         if out.step is not None:  # after the torques, which a controller waits for
             self._publish_observer(setup, q, out, stamp)
 

@@ -335,6 +335,36 @@ def test_after_a_contact_the_law_starts_where_the_arm_is(arm):
     np.testing.assert_allclose(out.command, rbd.gravity_torques(arm, q1), rtol=0, atol=1e-9)
 
 
+@pytest.mark.parametrize('reaction', ['none', 'gravity_compensation'])
+def test_the_observer_after_the_torques_gives_the_same_outputs(arm, reaction):
+    """
+    The node's order: the torques first, the observer's step after them (``observe_later``).
+
+    Every output equals the one of a single ``compute``, the task law's (which shares the
+    observer's ``C q̇ + g``) and the residual through a contact included. With a reaction the
+    command depends on the step: it is not left for later.
+    """
+    setup = _setup(arm, contact_observer=True, contact_reaction=reaction,
+                   **{'contact.threshold': [5.0] * arm.nv})
+    at_once, later = Controller(), Controller()
+    push = 20.0 * (np.arange(arm.nv) == 1)  # from the 20th state: a contact on joint2
+    q0, qd = _state(arm)
+    qd = 0.1 * qd  # steady: the model explains the efforts but for the push
+    for k in range(40):
+        q = q0 + k * 1e-3 * qd
+        effort = rbd.rnea(arm, q, qd, np.zeros(arm.nv)) + (push if k >= 20 else 0.0)
+        a = at_once.compute(setup, q, qd, k * MS, effort, k * MS)
+        b = later.compute(setup, q, qd, k * MS, effort, k * MS, observe_later=True)
+        deferred = b.pending is not None
+        assert deferred == (reaction == 'none') and (b.step is None) == deferred
+        assert later.observe_pending(b) is b and b.pending is None
+        for name in ('feedforward', 'gravity', 'command', 'external', 'task_error'):
+            np.testing.assert_array_equal(getattr(b, name), getattr(a, name), err_msg=name)
+        np.testing.assert_array_equal(b.step.residual, a.step.residual)
+        assert (b.step.contact, b.step.joints) == (a.step.contact, a.step.joints)
+    assert a.step.contact and a.step.joints == (1,)
+
+
 def test_operational_space_with_a_joint_that_moves_no_mass():
     urdf = robot('massless_tip', link('base'), link('upper', inertial(1.0, (0.0, 0.0, 0.2),
                                                                       0.01, 0.01, 0.01)),
