@@ -399,12 +399,16 @@ class Output:
         names of the joints whose command exceeded its limit (before clamping).
     external
         ``(len(joints),)`` the observer's residual (external joint torques), or ``None``
-        when the observer did not run on this state.
+        when the observer did not run on this state (or has not yet: ``pending``).
     step
         the observer's :class:`~.observer.Step` (model order), or ``None``.
     task_error
         ``(6,)`` the task-space law's pose error (position [m], rotation vector [rad], root
         axes), or ``None`` when the command is not the task-space law.
+    pending
+        the observer's step :meth:`Controller.compute` left for
+        :meth:`Controller.observe_pending` (``observe_later``), or ``None``. It holds the
+        caller's state arrays: run it before they change.
 
     """
 

@@ -691,6 +691,16 @@ class DynamicsNode(Node):
                 self.get_logger().error('non-finite torque computed (q=%s, qd=%s); publishing '
                                         'nothing this cycle' % (q.tolist(), qd.tolist()))
             return
+        try:
+            self._publish_torques(setup, out, stamp)
+        finally:
+            # the observer's step even when a publish failed: its integral takes every state
+            self._controller.observe_pending(out)
+        if out.step is not None:  # after the torques, which a controller waits for
+            self._publish_observer(setup, q, out, stamp)
+
+    def _publish_torques(self, setup, out, stamp):
+        """Publish the torques of ``out`` (and the task law's error) on their topics."""
         if out.saturated:
             self._counts['saturated_cycles'] += 1
             self._saturated = out.saturated
@@ -728,9 +738,6 @@ class DynamicsNode(Node):
             lin, ang = msg.twist.linear, msg.twist.angular
             lin.x, lin.y, lin.z, ang.x, ang.y, ang.z = (float(v) for v in out.task_error)
             self._pub_task_error.publish(msg)
-        self._controller.observe_pending(out)
-        if out.step is not None:  # after the torques, which a controller waits for
-            self._publish_observer(setup, q, out, stamp)
 
     # Contact ------------------------------------------------------------------------------------
 
