@@ -9,7 +9,7 @@ held there starts on the trajectory. Driven by the joint-state stamps, it follow
 time without a clock of its own.
 """
 
-from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
@@ -31,18 +31,24 @@ class TrajectoryPublisher(Node):
             return [] if value is None else value
 
         self.joints = list(declare('joints', t.STRING_ARRAY, 'joints of the trajectory'))
-        self.center = list(declare('center', t.DOUBLE_ARRAY, 'start and centre [rad or m]'))
-        self.amplitude = list(declare('amplitude', t.DOUBLE_ARRAY, 'half the swing'))
+        center = list(declare('center', t.DOUBLE_ARRAY, 'start and centre [rad or m]; may '
+                              'change while it runs'))
+        amplitude = list(declare('amplitude', t.DOUBLE_ARRAY, 'half the swing; may change '
+                                 'while it runs'))
         self.frequency = declare('frequency', 0.5, 'frequency [Hz]')
         self.lead = declare('lead', 0.0, 'publish the state this far ahead of the stamp [s]')
         self.forward = declare('forward_joint_states', False, 'after each desired state, '
                                'republish the joint state on joint_states_forwarded (a '
                                'controller listening there always has the matching desired '
                                'state first)')
-        for name in ('center', 'amplitude'):
-            if len(getattr(self, name)) != len(self.joints):
+        for name, value in (('center', center), ('amplitude', amplitude)):
+            if len(value) != len(self.joints):
                 raise ValueError('%s has %d entries, joints has %d'
-                                 % (name, len(getattr(self, name)), len(self.joints)))
+                                 % (name, len(value), len(self.joints)))
+        # (center, amplitude): they may change while it runs, from the next joint state on (a
+        # test brings the desired state to where a held arm is before it lets the arm go)
+        self._shape = (center, amplitude)
+        self.add_on_set_parameters_callback(self._on_set)
         self.pub = self.create_publisher(JointTrajectory, 'desired_state', 10)
         # built once: each joint state only changes the stamp and the numbers
         self._out = JointTrajectory(joint_names=self.joints, points=[JointTrajectoryPoint()])
@@ -58,8 +64,27 @@ class TrajectoryPublisher(Node):
 
     def desired(self, t):
         """``(q, qd, qdd)`` at time ``t`` [s]."""
-        return tuple(values.tolist()
-                     for values in swing(t, self.center, self.amplitude, self.frequency))
+        center, amplitude = self._shape
+        return tuple(values.tolist() for values in swing(t, center, amplitude, self.frequency))
+
+    def _on_set(self, params):
+        changes = {}
+        for param in params:
+            if param.name not in ('center', 'amplitude'):
+                if param.name in ('joints', 'frequency', 'lead', 'forward_joint_states'):
+                    return SetParametersResult(successful=False,
+                                               reason='%s is read at start only' % param.name)
+                continue
+            value = list(param.value or [])
+            if len(value) != len(self.joints):
+                return SetParametersResult(
+                    successful=False, reason='%s has %d entries, joints has %d'
+                    % (param.name, len(value), len(self.joints)))
+            changes[param.name] = [float(v) for v in value]
+        if changes:  # both at once: a joint state sees the old pair or the new one
+            center, amplitude = self._shape
+            self._shape = (changes.get('center', center), changes.get('amplitude', amplitude))
+        return SetParametersResult(successful=True)
 
     def _on_state(self, msg):
         t = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec + self.lead
