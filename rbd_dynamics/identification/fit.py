@@ -408,29 +408,30 @@ def _consistent(layout, Rw, x_prior, scale, max_iterations):
     # the solver keeps bounded values a hair inside their bound: a value there is the bound
     y[bounded] = np.maximum(y[bounded], 0.0)
     x = scale * y
-    _onto_margin(x, offsets, _MARGIN * size, _BINDING * size)
+    _onto_margin(x, offsets, size)
     return x, solver
 
 
-def _onto_margin(x, offsets, floor, most):
+def _onto_margin(x, offsets, size):
     """
-    Move each own link of ``x`` whose pseudo-inertia is below its ``floor`` onto it, in place.
+    Move each own link of ``x`` whose pseudo-inertia is below its margin onto it, in place.
 
-    The solver meets the constraint within its feasibility tolerance, which can leave a link
-    whose constraint binds a hair outside it (its smallest eigenvalue, a few 1e-10 of its
-    size below the margin, below zero): adding ``d`` times the identity to the pseudo-inertia
-    (``m += d``, each diagonal moment ``+= 2 d``) raises every eigenvalue by ``d``, a change
-    of the parameters of that order, which the fit does not see. A link further below than
-    ``most`` is a failed solve, not rounding: :class:`AnalysisError`.
+    The margin of a link is ``_MARGIN`` times its ``size``. The solver meets the constraint
+    within its feasibility tolerance, which can leave a link whose constraint binds a hair
+    outside it (its smallest eigenvalue, a few 1e-10 of its size below the margin, below
+    zero): adding ``d`` times the identity to the pseudo-inertia (``m += d``, each diagonal
+    moment ``+= 2 d``) raises every eigenvalue by ``d``, a change of the parameters of that
+    order, which the fit does not see. A link further below than ``_BINDING`` times its size
+    is a failed solve, not rounding: :class:`AnalysisError`.
     """
     for i, low in enumerate(np.linalg.eigvalsh(pseudo_inertia(
             x[:10 * len(offsets)].reshape(-1, 10) - offsets))[:, 0]):
-        if low < floor[i]:
-            d = floor[i] - low
-            if d > most[i]:
+        d = _MARGIN * size[i] - low
+        if d > 0.0:
+            if d > _BINDING * size[i]:
                 raise AnalysisError('the physically consistent solve left body %d outside the '
                                     'constraint (by %.3g of its size); nothing written'
-                                    % (i, d / max(most[i], 1e-300) * _BINDING))
+                                    % (i, d / max(size[i], 1e-300)))
             x[10 * i] += d
             x[10 * i + 4:10 * i + 10] += 2.0 * d * np.array([1, 0, 0, 1, 0, 1])
 

@@ -300,9 +300,9 @@ def test_a_link_a_hair_outside_its_margin_is_moved_onto_it():
     edge = idf.parameters_from_pseudo(L @ L.T - (low + 1e-10) * np.eye(4))  # just outside
     offsets = np.array([rng.normal(size=10), rng.normal(size=10)])  # the other links' share
     x = np.concatenate([inside + offsets[0], edge + offsets[1], [0.7]])  # then a drive term
-    floor, most = np.array([1e-9, 1e-9]), np.array([1e-6, 1e-6])
+    size = np.array([1.0, 1.0])  # margin 1e-9, a failed solve beyond 1e-6 of the size
     before = x.copy()
-    _onto_margin(x, offsets, floor, most)
+    _onto_margin(x, offsets, size)
     np.testing.assert_array_equal(x[:10], before[:10])  # inside: untouched
     assert x[-1] == before[-1]
     moved = x[10:20] - offsets[1]
@@ -314,7 +314,7 @@ def test_a_link_a_hair_outside_its_margin_is_moved_onto_it():
     far = idf.parameters_from_pseudo(L @ L.T - (low + 1e-3) * np.eye(4))
     far = np.concatenate([inside + offsets[0], far + offsets[1]])
     with pytest.raises(AnalysisError, match='outside the constraint'):
-        _onto_margin(far, offsets, floor, most)
+        _onto_margin(far, offsets, size)
 
 
 # The command ----------------------------------------------------------------------------------
