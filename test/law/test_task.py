@@ -365,6 +365,43 @@ def test_the_observer_after_the_torques_gives_the_same_outputs(arm, reaction):
     assert a.step.contact and a.step.joints == (1,)
 
 
+def test_the_observer_after_the_torques_paused_refused_and_before_the_task_law(arm):
+    """
+    ``observe_later`` on the other paths of a joint state, against a single ``compute``.
+
+    A state without efforts leaves nothing for later (the observer pauses); a state whose
+    torques are not finite publishes nothing, but the observer has stepped (its restart is
+    the same); before the task law's kernels are ready the step computes its own ``C q̇ + g``.
+    """
+    setup = _setup(arm, contact_observer=True, **{'contact.threshold': [5.0] * arm.nv})
+    at_once, later = Controller(), Controller()
+    q0, qd0 = _state(arm)
+    zero = np.zeros(arm.nv)
+    for k in range(14):
+        q, qd = q0 + k * 1e-3 * qd0, 0.1 * qd0 + 0.01 * np.sin(k)
+        effort = None if k in (3, 4) else rbd.rnea(arm, q, qd, zero) + 0.5 * (k >= 8)
+        if k == 9:
+            qd = np.where(np.arange(arm.nv) == 2, np.nan, qd)
+        ready = k >= 6
+        a = at_once.compute(setup, q, qd, k * MS, effort, k * MS, ready)
+        b = later.compute(setup, q, qd, k * MS, effort, k * MS, ready, observe_later=True)
+        assert (a is None) == (b is None) == (k == 9)
+        if b is None:
+            assert later.observer.restarts == at_once.observer.restarts
+            continue
+        assert (b.pending is None) == (effort is None)
+        later.observe_pending(b)
+        assert later.observer.running == at_once.observer.running == (effort is not None)
+        for name in ('feedforward', 'gravity', 'command', 'external', 'task_error'):
+            x, y = getattr(b, name), getattr(a, name)
+            assert (x is None) == (y is None), name
+            if y is not None:
+                np.testing.assert_array_equal(x, y, err_msg=name)
+        assert (a.external is None) == (effort is None) and (a.task_error is None) != ready
+    # the residual after the restart: the 0.5 N m on every joint, the same in both
+    assert np.abs(b.external).min() > 0.0 and not b.step.restarted
+
+
 def test_operational_space_with_a_joint_that_moves_no_mass():
     urdf = robot('massless_tip', link('base'), link('upper', inertial(1.0, (0.0, 0.0, 0.2),
                                                                       0.01, 0.01, 0.01)),
