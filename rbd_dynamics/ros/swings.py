@@ -6,8 +6,12 @@ On every ``joint_states`` message it publishes ``desired_state`` (one
 message's stamp plus ``lead``: ``q_d = center + amplitude (1 - cos(2 pi frequency t))``
 (:func:`rbd_dynamics.ros.demo_setup.swing`), which starts at rest on ``center``, so a robot
 held there starts on the trajectory. Driven by the joint-state stamps, it follows simulated
-time without a clock of its own.
+time without a clock of its own. ``center`` and ``amplitude`` may change while it runs (one
+``set_parameters_atomically`` request changes both together); ``t`` stays the stamp, so the new
+swing starts at rest on its centre only with ``amplitude`` 0 or at a whole period.
 """
+
+import math
 
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.node import Node
@@ -25,16 +29,16 @@ class TrajectoryPublisher(Node):
         super().__init__('rbd_dynamics_trajectory', **kwargs)
         t = Parameter.Type
 
-        def declare(name, default, text):
-            value = self.declare_parameter(name, default,
-                                           ParameterDescriptor(description=text)).value
+        def declare(name, default, text, read_only=True):
+            value = self.declare_parameter(name, default, ParameterDescriptor(
+                description=text, read_only=read_only)).value
             return [] if value is None else value
 
         self.joints = list(declare('joints', t.STRING_ARRAY, 'joints of the trajectory'))
         center = list(declare('center', t.DOUBLE_ARRAY, 'start and centre [rad or m]; may '
-                              'change while it runs'))
+                              'change while it runs', read_only=False))
         amplitude = list(declare('amplitude', t.DOUBLE_ARRAY, 'half the swing; may change '
-                                 'while it runs'))
+                                 'while it runs', read_only=False))
         self.frequency = declare('frequency', 0.5, 'frequency [Hz]')
         self.lead = declare('lead', 0.0, 'publish the state this far ahead of the stamp [s]')
         self.forward = declare('forward_joint_states', False, 'after each desired state, '
@@ -46,7 +50,8 @@ class TrajectoryPublisher(Node):
                 raise ValueError('%s has %d entries, joints has %d'
                                  % (name, len(value), len(self.joints)))
         # (center, amplitude): they may change while it runs, from the next joint state on (a
-        # test brings the desired state to where a held arm is before it lets the arm go)
+        # test brings the desired state to where a held arm is before it lets the arm go); the
+        # other parameters are read-only
         self._shape = (center, amplitude)
         self.add_on_set_parameters_callback(self._on_set)
         self.pub = self.create_publisher(JointTrajectory, 'desired_state', 10)
@@ -71,17 +76,16 @@ class TrajectoryPublisher(Node):
         changes = {}
         for param in params:
             if param.name not in ('center', 'amplitude'):
-                if param.name in ('joints', 'frequency', 'lead', 'forward_joint_states'):
-                    return SetParametersResult(successful=False,
-                                               reason='%s is read at start only' % param.name)
                 continue
-            value = list(param.value or [])
-            if len(value) != len(self.joints):
+            value = [float(v) for v in param.value or []]
+            if len(value) != len(self.joints) or not all(map(math.isfinite, value)):
                 return SetParametersResult(
-                    successful=False, reason='%s has %d entries, joints has %d'
-                    % (param.name, len(value), len(self.joints)))
-            changes[param.name] = [float(v) for v in value]
-        if changes:  # both at once: a joint state sees the old pair or the new one
+                    successful=False, reason='%s must be %d finite numbers (one per joint), '
+                    'got %s' % (param.name, len(self.joints), value))
+            changes[param.name] = value
+        if changes:
+            # one request that sets both (set_parameters_atomically) changes them together: a
+            # joint state sees the old pair or the new one
             center, amplitude = self._shape
             self._shape = (changes.get('center', center), changes.get('amplitude', amplitude))
         return SetParametersResult(successful=True)

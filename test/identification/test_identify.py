@@ -292,7 +292,7 @@ def test_pseudo_inertia_round_trip_and_consistency():
 def test_a_link_a_hair_outside_its_margin_is_moved_onto_it():
     """The solver's tolerance may leave a link just outside: the fit moves it onto the margin."""
     from rbd_dynamics.analysis import AnalysisError
-    from rbd_dynamics.identification.fit import _onto_margin
+    from rbd_dynamics.identification.fit import _MARGIN, _onto_margin
     rng = np.random.default_rng(1)
     L = np.tril(rng.normal(size=(4, 4)))
     inside = idf.parameters_from_pseudo(L @ L.T)
@@ -300,15 +300,15 @@ def test_a_link_a_hair_outside_its_margin_is_moved_onto_it():
     edge = idf.parameters_from_pseudo(L @ L.T - (low + 1e-10) * np.eye(4))  # just outside
     offsets = np.array([rng.normal(size=10), rng.normal(size=10)])  # the other links' share
     x = np.concatenate([inside + offsets[0], edge + offsets[1], [0.7]])  # then a drive term
-    size = np.array([1.0, 1.0])  # margin 1e-9, a failed solve beyond 1e-6 of the size
+    size = np.array([1.0, 1.0])  # a failed solve beyond 1e-6 of the size
     before = x.copy()
     _onto_margin(x, offsets, size)
     np.testing.assert_array_equal(x[:10], before[:10])  # inside: untouched
     assert x[-1] == before[-1]
     moved = x[10:20] - offsets[1]
     assert idf.consistency_margin(edge) < 0 < idf.consistency_margin(moved)
-    np.testing.assert_allclose(np.linalg.eigvalsh(idf.pseudo_inertia(moved))[0], 1e-9,
-                               rtol=1e-3)
+    np.testing.assert_allclose(np.linalg.eigvalsh(idf.pseudo_inertia(moved))[0],
+                               _MARGIN * size[1], rtol=1e-3)
     assert np.abs(moved - edge).max() < 1e-8  # a change of the order of the gap, no more
     # far outside: a failed solve, not rounding
     far = idf.parameters_from_pseudo(L @ L.T - (low + 1e-3) * np.eye(4))

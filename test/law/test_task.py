@@ -387,7 +387,6 @@ def test_the_observer_after_the_torques_paused_refused_and_before_the_task_law(a
         b = later.compute(setup, q, qd, k * MS, effort, k * MS, ready, observe_later=True)
         assert (a is None) == (b is None) == (k == 9)
         if b is None:
-            assert later.observer.restarts == at_once.observer.restarts
             continue
         assert (b.pending is None) == (effort is None)
         later.observe_pending(b)
@@ -398,7 +397,9 @@ def test_the_observer_after_the_torques_paused_refused_and_before_the_task_law(a
             if y is not None:
                 np.testing.assert_array_equal(x, y, err_msg=name)
         assert (a.external is None) == (effort is None) and (a.task_error is None) != ready
-    # the residual after the restart: the 0.5 N m on every joint, the same in both
+        if k == 10:  # the refused state's step left a non-finite residual: both restart
+            assert a.step.reason == b.step.reason == 'non-finite residual'
+    # and run again after it, alike
     assert np.abs(b.external).min() > 0.0 and not b.step.restarted
 
 

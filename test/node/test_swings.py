@@ -30,19 +30,20 @@ def publisher():
 def test_center_and_amplitude_change_while_it_runs(publisher):
     for t in (0.0, 0.3, 1.7):
         np.testing.assert_allclose(publisher.desired(t), swing(t, CENTER, AMPLITUDE, 0.5))
-    results = publisher.set_parameters([Parameter('amplitude', value=[0.0, 0.0]),
-                                        Parameter('center', value=[0.5, 0.25])])
-    assert all(r.successful for r in results)
+    result = publisher.set_parameters_atomically([Parameter('amplitude', value=[0.0, 0.0]),
+                                                  Parameter('center', value=[0.5, 0.25])])
+    assert result.successful, result.reason
     for t in (0.0, 0.3, 1.7):
         q, qd, qdd = publisher.desired(t)
         assert q == [0.5, 0.25] and qd == [0.0, 0.0] and qdd == [0.0, 0.0]
 
 
 @pytest.mark.parametrize('param, word', [
-    (Parameter('center', value=[1.0]), 'center has 1 entries, joints has 2'),
-    (Parameter('amplitude', value=[1.0, 2.0, 3.0]), 'amplitude has 3 entries'),
-    (Parameter('frequency', value=2.0), 'frequency is read at start only'),
-    (Parameter('joints', value=['a']), 'joints is read at start only'),
+    (Parameter('center', value=[1.0]), 'center must be 2 finite numbers'),
+    (Parameter('amplitude', value=[1.0, 2.0, 3.0]), 'amplitude must be 2 finite numbers'),
+    (Parameter('center', value=[1.0, float('nan')]), 'center must be 2 finite numbers'),
+    (Parameter('frequency', value=2.0), 'read-only parameter: frequency'),
+    (Parameter('joints', value=['a']), 'read-only parameter: joints'),
 ])
 def test_a_change_it_cannot_take_is_refused(publisher, param, word):
     (result,) = publisher.set_parameters([param])
