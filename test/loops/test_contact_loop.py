@@ -28,8 +28,8 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Bool  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 from support.ros import spin_until  # noqa: E402
-from support.sim import ARMATURE, COULOMB, efforts, JOINTS, Q0, SIM_DRIVE, \
-    VISCOUS  # noqa: E402
+from support.sim import ARMATURE, COULOMB, efforts, JOINTS, positions, Q0, SIM_DRIVE, \
+    velocities, VISCOUS  # noqa: E402
 
 AMPLITUDE = [0.2, 0.15, 0.2, 0.15, 0.2, 0.2, 0.2, 0.0]
 SWINGS = {'center': Q0.tolist(), 'amplitude': AMPLITUDE, 'frequency': 0.5}
@@ -60,6 +60,11 @@ RECORD = {'external': (JointState, 'rbd_dynamics/external_effort', 20000),
 
 def stamp(msg):
     return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+
+def efforts_by_stamp(msgs):
+    """``{stamp [s] to 1 us: effort}`` of the node's output messages (``joints`` order)."""
+    return {round(stamp(m), 6): np.asarray(m.effort) for m in msgs}
 
 
 def residuals(run):
@@ -204,7 +209,7 @@ def test_no_flag_without_a_push_then_the_reaction(loop):
     # the command answering the flagged state and every later one is the gravity
     # compensation of that state (the driver reports the command it applied with its next
     # state); the one before was the feedforward
-    gravity = {round(stamp(m), 6): np.asarray(m.effort) for m in run.recorded['gravity']}
+    gravity = efforts_by_stamp(run.recorded['gravity'])
     states = {round(stamp(m), 6): efforts(m) for m in run.states}
     period = np.median(np.diff(sorted(states)))
     checked = []
@@ -228,17 +233,14 @@ def test_no_flag_without_a_push_then_the_reaction(loop):
     # it, the desired state is brought there, as a user would: a reset with the swings
     # elsewhere (the arm up to 1.2 rad away) makes the feedforward's way back a command step
     # beyond the effort limits, which the observer takes for a contact again (docs/contact.md).
-    index = [list(run.states[-1].name).index(n) for n in JOINTS]
-
     def moving():
         latest = stamp(run.states[-1])
-        return max(np.abs(np.asarray(m.velocity)[index]).max() for m in run.states
-                   if stamp(m) > latest - 0.1)
+        return max(np.abs(velocities(m)).max() for m in run.states if stamp(m) > latest - 0.1)
 
     while moving() > AT_REST:
         assert stamp(run.states[-1]) < FREE + 10.0, 'the arm did not come to rest'
         run.run_until(stamp(run.states[-1]) + 0.1)
-    held = np.asarray(run.states[-1].position)[index]
+    held = positions(run.states[-1])
     request = SetParametersAtomically.Request(parameters=[
         Parameter('amplitude', value=[0.0] * len(JOINTS)).to_parameter_msg(),
         Parameter('center', value=held.tolist()).to_parameter_msg()])
@@ -262,8 +264,8 @@ def test_no_flag_without_a_push_then_the_reaction(loop):
     print('largest |r| after the reset as share of the thresholds',
           np.array2string(share, precision=3))
     assert (share < 0.1).all()
-    gravity = {round(stamp(m), 6): np.asarray(m.effort) for m in run.recorded['gravity']}
-    feedforward = {round(stamp(m), 6): np.asarray(m.effort) for m in feedforward}
+    gravity = efforts_by_stamp(run.recorded['gravity'])
+    feedforward = efforts_by_stamp(feedforward)
     states = {round(stamp(m), 6): efforts(m) for m in run.states}
     answers = []
     for when in sorted(states):
@@ -283,7 +285,7 @@ def test_no_flag_without_a_push_then_the_reaction(loop):
     assert before - period <= answers[switch][0] <= cleared + 0.25, \
         (before, answers[switch][0], cleared)
     assert len(kinds) - switch > 100, len(kinds) - switch
-    q = np.array([np.asarray(m.position)[index] for m in run.states if stamp(m) > cleared])
+    q = np.array([positions(m) for m in run.states if stamp(m) > cleared])
     print('largest |q - held| after the reset', np.array2string(np.abs(q - held).max(axis=0),
                                                                 precision=3))
     assert np.abs(q - held).max() < 1e-3
