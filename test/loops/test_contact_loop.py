@@ -44,7 +44,7 @@ THRESHOLD = [0.6, 2.0, 0.2, 1.0, 0.055, 0.06, 0.0065, 0.0003]
 PUSH = np.array([12.0, -16.0, 0.0])  # N, on the tool, world frame: 20 N
 PUSH_START, PUSH_END = 3.0, 4.5
 FREE = 30.0  # s of free motion before the push of the second run
-AT_REST = 1e-3  # rad/s or m/s: the arm held after the push has come to rest
+AT_REST = 1e-5  # rad/s or m/s: the arm held after the push has come to rest
 TOOL = 'tool_center_point'
 NODE = dict({'command_output': 'feedforward', 'kp': [400.0] * 8, 'kd': [40.0] * 8,
              'drive.compensate': True, 'drive.viscous': VISCOUS, 'drive.coulomb': COULOMB,
@@ -254,16 +254,11 @@ def test_no_flag_without_a_push_then_the_reaction(loop):
     reset(run)
     cleared = stamp(run.states[-1])
     run.run_until(cleared + 0.5)
-    # the contact stays cleared, the residual far below the thresholds; the commands switch
-    # once, at the reset, from the gravity compensation to the feedforward (where the node was
-    # when it took the call: the test's latest state may lag it on a busy machine); the arm
-    # stays where it was let go
+    # the contact stays cleared; the commands switch once, at the reset, from the gravity
+    # compensation to the feedforward (where the node was when it took the call: the test's
+    # latest state may lag it on a busy machine); from there the residual, restarted, stays far
+    # below the thresholds; the arm stays where it was let go
     assert [m.data for m in run.recorded['contact']] == [False, True, False]
-    times, r = residuals(run)
-    share = np.abs(r[times > cleared]).max(axis=0) / THRESHOLD
-    print('largest |r| after the reset as share of the thresholds',
-          np.array2string(share, precision=3))
-    assert (share < 0.1).all()
     gravity = efforts_by_stamp(run.recorded['gravity'])
     feedforward = efforts_by_stamp(feedforward)
     states = {round(stamp(m), 6): efforts(m) for m in run.states}
@@ -285,6 +280,13 @@ def test_no_flag_without_a_push_then_the_reaction(loop):
     assert before - period <= answers[switch][0] <= cleared + 0.25, \
         (before, answers[switch][0], cleared)
     assert len(kinds) - switch > 100, len(kinds) - switch
+    # (before the switch the residual is the one of the contact, decaying: the stop of the arm
+    # after the push, on the simulated dry friction, is an impulse the model does not explain)
+    times, r = residuals(run)
+    share = np.abs(r[times >= answers[switch][0]]).max(axis=0) / THRESHOLD
+    print('largest |r| after the reset as share of the thresholds',
+          np.array2string(share, precision=3))
+    assert (share < 0.1).all()
     q = np.array([positions(m) for m in run.states if stamp(m) > cleared])
     print('largest |q - held| after the reset', np.array2string(np.abs(q - held).max(axis=0),
                                                                 precision=3))
