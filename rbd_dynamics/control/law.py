@@ -636,7 +636,10 @@ class Controller:
         if not (np.isfinite(tau_ff).all() and np.isfinite(tau_g).all()):
             self._observe_now(pending)  # (nothing is published: the observer steps all the same)
             return None
-        react = setup.react and setup.observer_on and self.observer.contact
+        # (the contact as this state's step left it: a reset on the service's thread after the
+        # step takes effect at the next state, with the observer's restart)
+        react = setup.react and setup.observer_on and (
+            self.observer.contact if step is None else step.contact)
         command = tau_ff if setup.feedforward_out else tau_g
         task_error = None
         if not setup.task_out or react:
