@@ -177,11 +177,12 @@ def test_quaternion_matrix_is_the_batched_rotation_of_one_quaternion():
     quaternions /= np.linalg.norm(quaternions, axis=1)[:, None]
     quaternions[0] = [0.0, 0.0, 0.0, 1.0]
     quaternions[1] = [0.0, 0.0, 1.0, 0.0]
+    quaternions[2:5] *= [[1.0 + 9e-7], [1.0 - 9e-7], [-1.0]]  # normalised, within the tolerance
     batched = quaternion_to_matrix(quaternions)
     for quaternion, expect in zip(quaternions, batched):
         R = task.quaternion_matrix(quaternion.tolist())
         assert R.shape == (3, 3) and R.dtype == np.float64
-        np.testing.assert_allclose(R, expect, rtol=0.0, atol=1e-15)
+        np.testing.assert_array_equal(R, expect)  # the same operations in the same order
         np.testing.assert_allclose(R @ R.T, np.eye(3), atol=1e-14)
         assert np.linalg.det(R) > 0.0
 
