@@ -15,6 +15,8 @@ coordinates), ``B_X_A = rot(R.T) @ xlt(r)`` (Featherstone Eq. 2.28). Forces tran
 Every function accepts leading batch dimensions (``(..., 3)``, ``(..., 3, 3)``).
 """
 
+import math
+
 import numpy as np
 
 
@@ -130,21 +132,32 @@ def quaternion_to_matrix(quat):
 
     """
     quat = np.asarray(quat, dtype=float)
+    if quat.shape == (4,):
+        # one quaternion in floats (a sixth of the arrays' cost; the same operations in the
+        # same order, so the same bits): the task law's desired pose calls it per message
+        x, y, z, w = quat.tolist()
+        norm = math.sqrt(x * x + y * y + z * z + w * w)
+        if not norm > 1e-9:
+            raise ValueError(_BAD_QUATERNION)
+        return np.array(_rotation_rows(x / norm, y / norm, z / norm, w / norm))
     norm = np.sqrt(np.sum(quat * quat, axis=-1))
     if not np.all(norm > 1e-9):
-        raise ValueError('quaternion [x, y, z, w] must have a finite, non-zero norm')
-    x, y, z, w = np.moveaxis(quat / norm[..., None], -1, 0)
+        raise ValueError(_BAD_QUATERNION)
     out = np.empty(quat.shape[:-1] + (3, 3))
-    out[..., 0, 0] = 1 - 2 * (y * y + z * z)
-    out[..., 0, 1] = 2 * (x * y - z * w)
-    out[..., 0, 2] = 2 * (x * z + y * w)
-    out[..., 1, 0] = 2 * (x * y + z * w)
-    out[..., 1, 1] = 1 - 2 * (x * x + z * z)
-    out[..., 1, 2] = 2 * (y * z - x * w)
-    out[..., 2, 0] = 2 * (x * z - y * w)
-    out[..., 2, 1] = 2 * (y * z + x * w)
-    out[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    for i, row in enumerate(_rotation_rows(*np.moveaxis(quat / norm[..., None], -1, 0))):
+        for j, value in enumerate(row):
+            out[..., i, j] = value
     return out
+
+
+_BAD_QUATERNION = 'quaternion [x, y, z, w] must have a finite, non-zero norm'
+
+
+def _rotation_rows(x, y, z, w):
+    """Rows of the rotation of the unit quaternion ``(x, y, z, w)``: floats or arrays alike."""
+    return ((1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)),
+            (2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)),
+            (2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)))
 
 
 def plux(E, r):

@@ -35,6 +35,7 @@ from ..compiled.layout import (G_D, G_DAMPING, G_HEAD, G_K, G_KN, G_MODE, G_THRE
 from ..dynamics import rnea
 from ..eom import jacobian, mass_matrix
 from ..frames import link_acceleration, link_pose
+from ..spatial import quaternion_to_matrix
 
 #: The task-space laws.
 MODES = ('impedance', 'operational_space')
@@ -63,17 +64,12 @@ def quaternion_matrix(quaternion):
     quaternion = np.asarray(quaternion, dtype=float).reshape(-1)
     norm = math.nan
     if quaternion.shape == (4,):
-        # (one quaternion in floats: a sixth of the batched spatial.quaternion_to_matrix's
-        # cost, the same operations in the same order; the desired pose's callback calls it)
         x, y, z, w = quaternion.tolist()
         norm = math.sqrt(x * x + y * y + z * z + w * w)
     if not (math.isfinite(norm) and abs(norm - 1.0) <= 1e-6):
         raise ValueError('the orientation must be a unit quaternion [x, y, z, w], got %s '
                          '(norm %.6g)' % (quaternion.tolist(), norm))
-    x, y, z, w = x / norm, y / norm, z / norm, w / norm
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+    return quaternion_to_matrix(quaternion)
 
 
 def _quaternion(R):

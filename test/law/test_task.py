@@ -16,7 +16,7 @@ from rbd_dynamics.control.law import Config, Controller, Setup
 from rbd_dynamics.control.sensors import Sensor
 from rbd_dynamics.drive import drive_torques
 from rbd_dynamics.resources import demo_urdf_path
-from rbd_dynamics.spatial import axis_angle_to_matrix, quaternion_to_matrix
+from rbd_dynamics.spatial import axis_angle_to_matrix
 from support.robots import robots_directory
 from support.urdf_builders import inertial, joint, link, robot
 
@@ -169,22 +169,6 @@ def _setup(model, **values):
 def _held(model, q):
     T = rbd.link_pose(model, q, LINK)
     return T[:3, 3], task.matrix_quaternion(T[:3, :3])
-
-
-def test_quaternion_matrix_is_the_batched_rotation_of_one_quaternion():
-    rng = np.random.default_rng(3)
-    quaternions = rng.normal(size=(20, 4))
-    quaternions /= np.linalg.norm(quaternions, axis=1)[:, None]
-    quaternions[0] = [0.0, 0.0, 0.0, 1.0]
-    quaternions[1] = [0.0, 0.0, 1.0, 0.0]
-    quaternions[2:5] *= [[1.0 + 9e-7], [1.0 - 9e-7], [-1.0]]  # normalised, within the tolerance
-    batched = quaternion_to_matrix(quaternions)
-    for quaternion, expect in zip(quaternions, batched):
-        R = task.quaternion_matrix(quaternion.tolist())
-        assert R.shape == (3, 3) and R.dtype == np.float64
-        np.testing.assert_array_equal(R, expect)  # the same operations in the same order
-        np.testing.assert_allclose(R @ R.T, np.eye(3), atol=1e-14)
-        assert np.linalg.det(R) > 0.0
 
 
 def test_matrix_quaternion_inverts_quaternion_matrix():

@@ -55,6 +55,27 @@ def test_quaternion_is_xyzw_and_normalised():
         quaternion_to_matrix([0.0, 0.0, 0.0, 0.0])
 
 
+def test_one_quaternion_is_its_batch_of_one_bit_for_bit():
+    # (one quaternion takes a path in floats; a batch, arrays: the same operations)
+    rng = np.random.default_rng(3)
+    quats = rng.normal(size=(2, 10, 4)) * rng.uniform(0.1, 10.0, size=(2, 10, 1))
+    quats[0, 0] = [0.0, 0.0, 0.0, 1.0]
+    quats[0, 1] = [0.0, 0.0, -3.0, 0.0]
+    batched = quaternion_to_matrix(quats)
+    assert batched.shape == (2, 10, 3, 3)
+    for quat, expect in zip(quats.reshape(-1, 4), batched.reshape(-1, 3, 3)):
+        R = quaternion_to_matrix(quat.tolist())
+        assert R.shape == (3, 3) and R.dtype == np.float64
+        np.testing.assert_array_equal(R, expect)
+        np.testing.assert_array_equal(quaternion_to_matrix(quat[None])[0], expect)
+        np.testing.assert_allclose(R @ R.T, np.eye(3), atol=1e-14)
+        assert np.linalg.det(R) > 0.0
+    quats[1, 3] = 0.0
+    for bad in (quats, quats[1, 3], [np.nan, 0.0, 0.0, 1.0]):
+        with pytest.raises(ValueError, match='norm'):
+            quaternion_to_matrix(bad)
+
+
 def test_plux_and_frame_transform():
     E = axis_angle_to_matrix([0, 0, 1], 0.4)
     r = np.array([0.2, -0.5, 1.0])
