@@ -67,6 +67,18 @@ def efforts_by_stamp(msgs):
     return {round(stamp(m), 6): np.asarray(m.effort) for m in msgs}
 
 
+def applied_commands(run):
+    """
+    ``{stamp: the command the simulated driver applied for that joint state}``, and the period.
+
+    The driver reports the command it applied with its next state (``joints`` order).
+    """
+    states = {round(stamp(m), 6): efforts(m) for m in run.states}
+    period = np.median(np.diff(sorted(states)))
+    return ({when: states[round(when + period, 6)] for when in sorted(states)
+             if round(when + period, 6) in states}, period)
+
+
 def residuals(run):
     msgs = run.recorded['external']
     return (np.array([stamp(m) for m in msgs]),
@@ -207,15 +219,12 @@ def test_no_flag_without_a_push_then_the_reaction(loop):
     assert spin_until(run.executor, lambda: any(m.data for m in run.recorded['contact']), 30.0)
 
     # the command answering the flagged state and every later one is the gravity
-    # compensation of that state (the driver reports the command it applied with its next
-    # state); the one before was the feedforward
+    # compensation of that state; the one before was the feedforward
     gravity = efforts_by_stamp(run.recorded['gravity'])
-    states = {round(stamp(m), 6): efforts(m) for m in run.states}
-    period = np.median(np.diff(sorted(states)))
+    commands, period = applied_commands(run)
     checked = []
-    for when in sorted(states):
-        applied = states.get(round(when + period, 6))
-        if applied is None or when not in gravity or when < flagged - 0.1:
+    for when, applied in commands.items():
+        if when not in gravity or when < flagged - 0.1:
             continue
         if when >= flagged - 1e-9:
             np.testing.assert_array_equal(applied, gravity[when])
@@ -261,11 +270,9 @@ def test_no_flag_without_a_push_then_the_reaction(loop):
     assert [m.data for m in run.recorded['contact']] == [False, True, False]
     gravity = efforts_by_stamp(run.recorded['gravity'])
     feedforward = efforts_by_stamp(feedforward)
-    states = {round(stamp(m), 6): efforts(m) for m in run.states}
     answers = []
-    for when in sorted(states):
-        applied = states.get(round(when + period, 6))
-        if applied is None or when < before - 0.1:
+    for when, applied in applied_commands(run)[0].items():
+        if when < before - 0.1:
             continue
         if when in feedforward and np.array_equal(applied, feedforward[when]):
             answers.append((when, 'feedforward'))
