@@ -27,12 +27,16 @@ def kernel(**options):
 
     ``njit``, cached, and without numba's reference-counting runtime where this numba
     version can leave it out: a function that two kinds of caller share would otherwise be
-    cached for one kind and loaded for the other.
+    cached for one kind and loaded for the other. A product and the sum it feeds may be
+    contracted into one fused multiply-add (``fastmath={'contract'}``, nothing else of fast
+    math): on a processor that has the instruction the kernels' many ``a * b + c`` cost one
+    rounding instead of two and take less time; results then differ from an unfused build in
+    the last bits only.
     """
     try:
-        return njit(cache=True, _nrt=False, **options)
+        return njit(cache=True, _nrt=False, fastmath={'contract'}, **options)
     except (KeyError, TypeError):  # pragma: no cover - numba without that option
-        return njit(cache=True, **options)
+        return njit(cache=True, fastmath={'contract'}, **options)
 
 
 @intrinsic
