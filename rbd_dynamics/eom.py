@@ -394,8 +394,7 @@ def jacobian(model, q, link, frame='world', out=None):
         does not fit.
 
     """
-    runtime = model.runtime
-    packed = runtime.eom_packed
+    packed = model.runtime.eom_packed
     if packed is not None:
         try:
             code = packed.jacobian_codes[frame][link]
@@ -406,10 +405,12 @@ def jacobian(model, q, link, frame='world', out=None):
             # few hundred nanoseconds), and the gate's own call would be a tenth of it
             if out is None and q.__class__ is _ndarray and q.dtype is _F8 and q.ndim == 1:
                 J = _empty(packed.jacobian_shape)
+                if not packed.jacobian1(packed.blob, q, code, J):  # OK is 0
+                    return J
             else:
                 J = _one_state(packed.jacobian_shape, out, q)
-            if J is not None and packed.jacobian1(packed.blob, q, code, J) == OK:
-                return J
+                if J is not None and packed.jacobian1(packed.blob, q, code, J) == OK:
+                    return J
     model.check_link(link)
     if frame not in _FRAMES:
         raise ValueError('frame %r is not one of %s' % (frame, ', '.join(map(repr, _FRAMES))))

@@ -19,9 +19,9 @@ from .kinematics import (add_joint_motion, joint_transform, multi_dof_transform,
                          parent_motion, positions, rates, store_motion)
 from .layout import (B_AXIS, B_FLOATS, B_Q, B_SA, B_SL, BAD_SIZES, BI_JTYPE, BI_PARENT, BI_Q_START,
                      BI_V_START, C_S, C_SD, EOM_ACCELERATION, EOM_CORIOLIS, EOM_JACOBIAN, EOM_MASS,
-                     EOM_POSE, H_NB, H_NQ, H_NV,
-                     IN_H, IN_MASS, IN_ROT, INERTIA_FLOATS, JT_FLOATING, JT_PLANAR, L_BODY, L_E,
-                     L_R, OK, ONE_DOF, P_BC, P_E0, P_IC, P_R0, P_V, P_W, W_AL, W_AW, W_V, W_W)
+                     EOM_POSE, H_NB, H_NQ, H_NV, IN_H, IN_MASS, IN_ROT, INERTIA_FLOATS,
+                     JT_FLOATING, JT_PLANAR, JT_REVOLUTE, L_BODY, L_E, L_R, OK, ONE_DOF, P_BC,
+                     P_E0, P_IC, P_R0, P_V, P_W, W_AL, W_AW, W_V, W_W)
 
 
 # The equations of motion, one state at a time, in world (root link) coordinates: there a
@@ -436,10 +436,16 @@ def _jacobian_state(layout, eom, code, out):
         vs = bi[j, BI_V_START]
         if jt <= ONE_DOF:
             Ej, rj = one_dof_transform(body, j, jt, layout.qf[bi[j, BI_Q_START]])
-            # X S for S = (0 0 sa, 0 0 sl), written out: (sa E z, E (sl z - r x sa z))
-            sa, sl = body[j, B_SA], body[j, B_SL]
-            w = (sa * E[2], sa * E[5], sa * E[8])
-            v = rotate(E, (-sa * r[1], sa * r[0], sl))
+            # X S for S = (0 0 sa, 0 0 sl), written out: (sa E z, E (sl z - r x sa z)); for
+            # the commonest joint (revolute: sa = 1, sl = 0) without the products by 1 and 0
+            if jt == JT_REVOLUTE:
+                w = (E[2], E[5], E[8])
+                v = (E[1] * r[0] - E[0] * r[1], E[4] * r[0] - E[3] * r[1],
+                     E[7] * r[0] - E[6] * r[1])
+            else:
+                sa, sl = body[j, B_SA], body[j, B_SL]
+                w = (sa * E[2], sa * E[5], sa * E[8])
+                v = rotate(E, (-sa * r[1], sa * r[0], sl))
             _place_column(out, col, local, vs, src[vs], mult[vs], w, v)
         else:
             Ej, rj, nj = multi_dof_transform(body, layout.subspace, j, jt, layout.qf,
