@@ -396,14 +396,15 @@ def jacobian(model, q, link, frame='world', out=None):
     """
     packed = model.runtime.eom_packed
     if packed is not None:
+        # the gate's checks written out: the Jacobian's call is the shortest of all (a few
+        # hundred nanoseconds), and the gate's own call would be a tenth of it. What fails
+        # here takes the general path, which says what is wrong: an unknown or unhashable
+        # link or frame, a q without a float64 dtype and one dimension, or one with them
+        # that is no NumPy array (the entry point refuses it with a TypeError, before
+        # reading it; that test is cheaper than one of q's class).
         try:
             code = packed.jacobian_codes[frame][link]
-        except (KeyError, TypeError):  # an unknown or unhashable link or frame: the general
-            code = None  # path says what is wrong
-        if code is not None:
-            # the gate's checks written out: the Jacobian's call is the shortest of all (a
-            # few hundred nanoseconds), and the gate's own call would be a tenth of it
-            if out is None and q.__class__ is _ndarray and q.dtype is _F8 and q.ndim == 1:
+            if out is None and q.dtype is _F8 and q.ndim == 1:
                 J = _empty(packed.jacobian_shape)
                 if not packed.jacobian1(packed.blob, q, code, J):  # OK is 0
                     return J
@@ -411,6 +412,8 @@ def jacobian(model, q, link, frame='world', out=None):
                 J = _one_state(packed.jacobian_shape, out, q)
                 if J is not None and packed.jacobian1(packed.blob, q, code, J) == OK:
                     return J
+        except (AttributeError, KeyError, TypeError):
+            pass
     model.check_link(link)
     if frame not in _FRAMES:
         raise ValueError('frame %r is not one of %s' % (frame, ', '.join(map(repr, _FRAMES))))
