@@ -15,13 +15,13 @@ from .algebra import (add, cross, dot, dot6, force_cross, inertia_product, matmu
                       scale, sub)
 from .frames import acceleration1, pose1
 from .jit import eom_layout_of, kernel, layout_of
-from .kinematics import (add_joint_motion, joint_transform, multi_dof_transform, one_dof_transform,
-                         parent_motion, positions, rates, store_motion)
+from .kinematics import (add_joint_motion, joint_transform, multi_dof_transform, parent_motion,
+                         positions, rates, store_motion, turned_transform)
 from .layout import (B_AXIS, B_FLOATS, B_Q, B_SA, B_SL, BAD_SIZES, BI_JTYPE, BI_PARENT, BI_Q_START,
                      BI_V_START, C_S, C_SD, EOM_ACCELERATION, EOM_CORIOLIS, EOM_JACOBIAN, EOM_MASS,
                      EOM_POSE, H_NB, H_NQ, H_NV, IN_H, IN_MASS, IN_ROT, INERTIA_FLOATS,
-                     JT_FLOATING, JT_PLANAR, JT_REVOLUTE, L_BODY, L_E, L_R, OK, ONE_DOF, P_BC,
-                     P_E0, P_IC, P_R0, P_V, P_W, W_AL, W_AW, W_V, W_W)
+                     JT_FLOATING, JT_PLANAR, JT_PRISMATIC, JT_REVOLUTE, L_BODY, L_E, L_R, OK,
+                     ONE_DOF, P_BC, P_E0, P_IC, P_R0, P_V, P_W, W_AL, W_AW, W_V, W_W)
 
 
 # The equations of motion, one state at a time, in world (root link) coordinates: there a
@@ -414,8 +414,9 @@ def _jacobian_state(layout, eom, code, out):
     Compute a Jacobian at the positions in ``qf`` into ``out`` ``(6, nv)``.
 
     ``code``: twice the link's row in ``links``, plus one for the link's axes. Walks from
-    the link's body to the root with ``X = link_X_j``: the column of joint ``j`` is
-    ``X S_j``, in link coordinates. In the link's axes each column is folded into ``out``
+    the link's body to the root with ``X = link_X_j`` (the cosines and sines of its joints
+    taken in a walk before, see :func:`~.kinematics.turned_transform`): the column of joint
+    ``j`` is ``X S_j``, in link coordinates. In the link's axes each column is folded into ``out``
     (linear rows first) on the way; in world axes it is kept in the ``column`` rows and,
     along the same path again, turned by ``E^T`` of ``link_X_root`` and folded then.
     """
@@ -430,12 +431,22 @@ def _jacobian_state(layout, eom, code, out):
     E = row9(links, link, L_E)
     r = row3(links, link, L_R)
     body = layout.body
+    qf, cos, sin = layout.qf, layout.vf, layout.af
+    # the cosines and sines of the path's turning joints first (in vf and af, by velocity)
+    j = b
+    while j >= 0:
+        jt = bi[j, BI_JTYPE]
+        if jt <= ONE_DOF and jt != JT_PRISMATIC:
+            x = qf[bi[j, BI_Q_START]]
+            cos[bi[j, BI_V_START]] = np.cos(x)
+            sin[bi[j, BI_V_START]] = np.sin(x)
+        j = bi[j, BI_PARENT]
     j = b
     while j >= 0:
         jt = bi[j, BI_JTYPE]
         vs = bi[j, BI_V_START]
         if jt <= ONE_DOF:
-            Ej, rj = one_dof_transform(body, j, jt, layout.qf[bi[j, BI_Q_START]])
+            Ej, rj = turned_transform(body, j, jt, qf[bi[j, BI_Q_START]], cos[vs], sin[vs])
             # X S for S = (0 0 sa, 0 0 sl), written out: (sa E z, E (sl z - r x sa z)); for
             # the commonest joint (revolute: sa = 1, sl = 0) without the products by 1 and 0
             if jt == JT_REVOLUTE:

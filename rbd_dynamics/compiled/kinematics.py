@@ -64,13 +64,27 @@ def one_dof_transform(body, i, jt, x):
     ``E``, ``r`` of body ``i``, whose joint moves about / along z by ``x``:
     ``E = Rz(x)^T Et`` (two rows turn), ``r = rt + Et^T z sl x``.
     """
+    c = s = 0.0
+    if jt != JT_PRISMATIC:
+        c = np.cos(x)
+        s = np.sin(x)
+    return turned_transform(body, i, jt, x, c, s)
+
+
+@kernel(inline='always')
+def turned_transform(body, i, jt, x, c, s):
+    """
+    :func:`one_dof_transform` with the joint's ``c = cos(x)`` and ``s = sin(x)`` given.
+
+    (Not read for a prismatic joint.) For a walk that takes every cosine and sine first: a
+    loop without calls keeps its values in registers, where around each call of ``cos`` and
+    ``sin`` it saves and reloads them.
+    """
     Et = row9(body, i, B_ET)
     rt = row3(body, i, B_RT)
     if jt == JT_PRISMATIC:
         E = Et
     else:
-        c = np.cos(x)
-        s = np.sin(x)
         E = (c * Et[0] + s * Et[3], c * Et[1] + s * Et[4], c * Et[2] + s * Et[5],
              c * Et[3] - s * Et[0], c * Et[4] - s * Et[1], c * Et[5] - s * Et[2],
              Et[6], Et[7], Et[8])

@@ -19,7 +19,8 @@ the order of :data:`REGIONS`; columns named by the ``MAP_``, ``B_``, ``IN_``, ``
 - work ``(nb, WORK_FLOATS)``: ``E``, ``r``, ``w``, ``v``, angular and linear acceleration,
   ``n``, ``f``;
 - subspace ``(nvf, 6)``: motion subspace columns of multi-DoF joints;
-- scratch: ``qf`` (nqf), ``vf``, ``af``, ``tauf`` (nvf each);
+- scratch: ``qf`` (nqf), ``vf``, ``af``, ``tauf`` (nvf each; the Jacobian keeps its joints'
+  cosines and sines in ``vf`` and ``af``);
 - zero_v: ``nv`` zeros;
 - spare: ``nv`` torques that ``body_force1`` computes and nobody reads;
 - pose ``(nb, POSE_FLOATS)``: the equations of motion's workspace per body, in world (root
