@@ -400,8 +400,9 @@ def jacobian(model, q, link, frame='world', out=None):
         # hundred nanoseconds), and the gate's own call would be a tenth of it. What fails
         # here takes the general path, which says what is wrong: an unknown or unhashable
         # link or frame, a q without a float64 dtype and one dimension, or one with them
-        # that is no NumPy array (the entry point refuses it with a TypeError, before
-        # reading it; that test is cheaper than one of q's class).
+        # that is no NumPy array (the entry point refuses it with a TypeError before
+        # reading it: that costs nothing where q is an array, a test of q's class would)
+        code = None
         try:
             code = packed.jacobian_codes[frame][link]
             if out is None and q.dtype is _F8 and q.ndim == 1:
@@ -413,7 +414,8 @@ def jacobian(model, q, link, frame='world', out=None):
                 if J is not None and packed.jacobian1(packed.blob, q, code, J) == OK:
                     return J
         except (AttributeError, KeyError, TypeError):
-            pass
+            if code is not None and q.__class__ is _ndarray:
+                raise  # none of the above (e.g. compiling the entry point failed)
     model.check_link(link)
     if frame not in _FRAMES:
         raise ValueError('frame %r is not one of %s' % (frame, ', '.join(map(repr, _FRAMES))))

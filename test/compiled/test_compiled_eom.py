@@ -75,15 +75,42 @@ def test_the_jacobian_gate_sends_other_inputs_the_general_way():
     """
     Only float64 NumPy vectors reach the Jacobian's entry point.
 
-    Its gate tests q's dtype and dimensions, not its class: an object with a float64 dtype and
-    one dimension that is no array (refused by the entry point before it reads anything),
-    lists, other dtypes, strided, read-only and masked arrays all give the reference's answer;
-    a scalar and an unknown link or frame give the general path's errors.
+    Its gate tests q's dtype and dimensions, not its class: a float64 vector goes to the entry
+    point, and so does an object with that dtype and one dimension that is no array (refused
+    by the entry point before it reads anything), which then takes the general path like
+    lists, other dtypes, strided, read-only and masked arrays: all give the reference's
+    answer. Any other failure of the entry point with an array is raised. A scalar and an
+    unknown link or frame give the general path's errors.
     """
     model = load(MODELS['demo_arm'])
     rng = np.random.default_rng(12)
     q = rng.uniform(-1, 1, model.nq)
     link = model.link_names[-1]
+    for first in (q, list(q)):  # (the entry point and the general path compiled)
+        rbd.jacobian(model, first, link)
+    packed = model.runtime.eom_packed
+    entry, calls = packed.jacobian1, []
+
+    def counted(*args):
+        calls.append(type(args[1]))
+        return entry(*args)
+
+    packed.jacobian1 = counted
+    try:
+        rbd.jacobian(model, q, link)
+        rbd.jacobian(model, list(q), link)
+        rbd.jacobian(model, _Vector(q), link)
+        assert calls == [np.ndarray, _Vector]  # the float64 vector and the no-array reach it
+        assert model.runtime.eom_packed is packed
+
+        def broken(*args):
+            raise TypeError('an entry point that fails')
+
+        packed.jacobian1 = broken  # a failure with an array is not taken for a refusal
+        with pytest.raises(TypeError, match='an entry point that fails'):
+            rbd.jacobian(model, q, link)
+    finally:
+        packed.jacobian1 = entry
     strided = np.zeros((model.nq, 2))
     strided[:, 0] = q
     readonly = q.copy()
