@@ -432,7 +432,8 @@ def _jacobian_state(layout, eom, code, out):
     r = row3(links, link, L_R)
     body = layout.body
     qf, cos, sin = layout.qf, layout.vf, layout.af
-    # the cosines and sines of the path's turning joints first (in vf and af, by velocity)
+    # the cosines and sines of the path's turning joints first (in vf and af, by velocity;
+    # a prismatic joint has none, as in one_dof_transform)
     j = b
     while j >= 0:
         jt = bi[j, BI_JTYPE]

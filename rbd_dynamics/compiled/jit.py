@@ -30,8 +30,8 @@ def kernel(**options):
     cached for one kind and loaded for the other. A product and the sum it feeds may be
     contracted into one fused multiply-add (``fastmath={'contract'}``, nothing else of fast
     math): on a processor that has the instruction the kernels' many ``a * b + c`` cost one
-    rounding instead of two and take less time; results then differ from an unfused build in
-    the last bits only.
+    rounding instead of two and take less time; results then differ from an unfused build by
+    rounding errors (two products that cancel exactly can leave 1e-17 instead of 0).
     """
     try:
         return njit(cache=True, _nrt=False, fastmath={'contract'}, **options)

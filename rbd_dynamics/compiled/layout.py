@@ -20,7 +20,8 @@ the order of :data:`REGIONS`; columns named by the ``MAP_``, ``B_``, ``IN_``, ``
   ``n``, ``f``;
 - subspace ``(nvf, 6)``: motion subspace columns of multi-DoF joints;
 - scratch: ``qf`` (nqf), ``vf``, ``af``, ``tauf`` (nvf each; the Jacobian keeps its joints'
-  cosines and sines in ``vf`` and ``af``);
+  cosines and sines in ``vf`` and ``af``: a kernel that reads them fills them first, with
+  ``rates``);
 - zero_v: ``nv`` zeros;
 - spare: ``nv`` torques that ``body_force1`` computes and nobody reads;
 - pose ``(nb, POSE_FLOATS)``: the equations of motion's workspace per body, in world (root
