@@ -16,7 +16,7 @@ rclpy = pytest.importorskip('rclpy')
 import rbd_dynamics as rbd  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from support import TOL  # noqa: E402
-from support.ros import publish_at, ready_node, stamped  # noqa: E402
+from support.ros import first_answered, publish_at, ready_node, stamped  # noqa: E402
 from test_node_trajectory import send, trajectory  # noqa: E402
 
 # N m per unit of the driver's effort; one joint turns the other way
@@ -45,8 +45,8 @@ def test_efforts_in_the_drivers_units(node, model):
     push = np.zeros(model.nv)
     push[model.joint_names.index('joint2')] = PUSH
 
-    def state(k, effort):
-        """Send the state of stamp ``k`` ms; ``(feedforward, command, residual)`` answering it."""
+    def offer(k, effort, timeout):
+        """Send the state of stamp ``k`` ms; ``(feedforward, command, residual)``, or None."""
         stamp_ns = T0_NS + k * DT_NS
         peer.clear()
         del external[:]
@@ -54,11 +54,19 @@ def test_efforts_in_the_drivers_units(node, model):
 
         def answered(messages):
             return stamped(messages, stamp_ns)
-        assert peer.wait_for(lambda: answered(peer.feedforward) and answered(external)
-                             and peer.commands, 10.0), process.log()
+        if not peer.wait_for(lambda: answered(peer.feedforward) and answered(external)
+                             and peer.commands, timeout):
+            return None
         return (np.asarray(answered(peer.feedforward)[-1].effort),
                 np.asarray(peer.commands[-1].data), np.asarray(answered(external)[-1].effort))
 
+    def state(k, effort):
+        """Send the state of stamp ``k`` ms; ``(feedforward, command, residual)`` answering it."""
+        answer = offer(k, effort, 10.0)
+        assert answer is not None, 'no answer to the state of %d ms: %s' % (k, process.log())
+        return answer
+
+    first_answered(lambda k, timeout: offer(k, gravity / SCALE, timeout))
     # the driver reports what gravity takes, in its unit: nothing external
     for k in range(5):
         feedforward, command, residual = state(k, gravity / SCALE)
