@@ -13,6 +13,7 @@ import rclpy
 from rclpy.callback_groups import CallbackGroup
 from rclpy.exceptions import InvalidHandle
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.serialization import deserialize_message
 from rosgraph_msgs.msg import Clock
 
 LOG_PERIOD = 2.0  # s, the rate limit of repeated errors
@@ -110,18 +111,38 @@ def subscribe_on_thread(node, msg_type, topic, callback, qos, clock=False):
     return subscription
 
 
-def queued_messages(subscription):
+def queued_messages(subscription, info=False, serialized=False):
     """
     Take the messages queued for ``subscription``, oldest first, one at a time (a generator).
 
     It stops at the first empty take, so messages that arrive meanwhile are taken too. The
     caller holds the subscription's handle (``with subscription.handle:``) while it iterates.
+    ``info``: yield ``(msg, info)`` pairs, ``info`` the middleware's dictionary
+    (``source_timestamp``: when it was published [ns], 0 where the middleware does not say).
+    ``serialized``: the messages as bytes (:func:`handle_serialized` hands them on), which
+    costs a small part of taking them deserialized.
     """
     handle = subscription.handle
-    taken = handle.take_message(subscription.msg_type, subscription.raw)
+    raw = serialized or subscription.raw
+    taken = handle.take_message(subscription.msg_type, raw)
     while taken is not None:
-        yield taken[0]
-        taken = handle.take_message(subscription.msg_type, subscription.raw)
+        yield taken if info else taken[0]
+        taken = handle.take_message(subscription.msg_type, raw)
+
+
+def handle_serialized(callback, subscription, data):
+    """Call ``subscription``'s ``callback`` with the serialized ``data`` (deserialized)."""
+    callback(data if subscription.raw else deserialize_message(data, subscription.msg_type))
+
+
+def published_after(info, stamp_ns):
+    """
+    Whether a message of ``info`` was published after ``stamp_ns`` (a source timestamp).
+
+    False where either time is unknown (0), as for an rmw that does not give it.
+    """
+    source = info.get('source_timestamp', 0) if isinstance(info, dict) else 0
+    return bool(stamp_ns) and bool(source) and source > stamp_ns
 
 
 def stop_threads(node):
@@ -173,8 +194,11 @@ class SubscriptionThread:
 
     Inputs that the main subscription's messages depend on (the desired state a joint state is
     answered with) can be served by the same thread: at each wake-up it takes the queued main
-    messages, then handles every queued input, then the main messages. An input published
-    before a joint state is then used for that joint state however late the executor runs.
+    messages, then handles the queued inputs published before the newest of them, then the
+    main messages, then the inputs published after it (by their source timestamps; an input
+    without one counts as before). An input published before a joint state is then used for
+    that joint state however late the executor runs, and one published just after it (a
+    sensor's reading in the same control cycle) does not delay its answer.
     An input whose subscription is destroyed while the thread runs is dropped from the thread;
     the main subscription's end ends it.
 
@@ -281,21 +305,23 @@ class SubscriptionThread:
                     wait_set.wait(self.WAIT_NS)  # releases the GIL
                     if not wait_set.get_ready_entities('subscription'):
                         continue
-                    # the main messages first, then every input, then the main messages'
+                    # the main messages first, then the inputs, then the main messages'
                     # callbacks: an input published before a main message is taken by then
                     # (taking the inputs first, one arriving while they are taken, just
-                    # before its main message, would miss that message)
-                    queued = list(queued_messages(sub))
-                    for input_sub, input_callback in inputs:
-                        for msg in queued_messages(input_sub):
-                            if self._stop.is_set():
-                                break
-                            self._call(input_callback, msg)
+                    # before its main message, would miss that message); the inputs
+                    # published after the newest main message wait until it is answered
+                    queued = list(queued_messages(sub, info=True))
+                    newest = queued[-1][1].get('source_timestamp', 0) if queued else 0
+                    later = self._inputs_before(inputs, newest)
                     last = len(queued) - 1
-                    for k, msg in enumerate(queued):
+                    for k, (msg, _) in enumerate(queued):
                         if self._stop.is_set():
                             break
                         self._call(self._callback, msg, k < last)
+                    for entry in later:
+                        if self._stop.is_set():
+                            break
+                        self._call(handle_serialized, *entry)
             except InvalidHandle:  # the subscription or the context is being destroyed
                 break
             except Exception as exc:  # rclpy failing to take a message: skip it
@@ -303,6 +329,29 @@ class SubscriptionThread:
                     break
                 count_failure(self._node, exc)
                 self._stop.wait(0.001)  # never a busy loop, whatever keeps failing
+
+    def _inputs_before(self, inputs, newest):
+        """
+        Handle the queued inputs published before ``newest`` (ns); return the others.
+
+        The others, ``(callback, subscription, data)`` in order, were published after the
+        newest main message: they are handled after its callback, which they would only delay.
+        Once one message of an input is left for later, so are the ones behind it (its order
+        is kept). The inputs are taken serialized, so a message left for later is also
+        deserialized (the larger part of taking it) after that callback.
+        """
+        later = []
+        for input_sub, input_callback in inputs:
+            waiting = False
+            for data, info in queued_messages(input_sub, info=True, serialized=True):
+                if self._stop.is_set():
+                    return []
+                waiting = waiting or published_after(info, newest)
+                if waiting:
+                    later.append((input_callback, input_sub, data))
+                else:
+                    self._call(handle_serialized, input_callback, input_sub, data)
+        return later
 
     def _live_inputs(self, handles, inputs):
         """Enter the handles of ``inputs``; the inputs whose subscription still exists."""

@@ -552,16 +552,11 @@ class SimDriver(Node):
             stamp = clock.clock
         else:
             stamp = self.get_clock().now().to_msg()
-        msg = JointState()
-        msg.header.stamp = stamp
-        msg.name = self.names
-        msg.position = d.qpos[self.qpos_adr].tolist()
-        msg.velocity = d.qvel[self.dof_adr].tolist()
-        msg.effort = (d.qfrc_applied[self.dof_adr] / self.state_scale).tolist()
-        self.pub_state.publish(msg)
         if self.pub_wrench is not None:
             # MuJoCo's force/torque sensors give the wrench the parent applies on the links
-            # beyond the frame; the arm receives the opposite
+            # beyond the frame; the arm receives the opposite. Published before the joint
+            # state of the same instant, which it then answers with (the node hands on an
+            # input published after a joint state only once that state is answered)
             wrench = WrenchStamped()
             wrench.header.stamp = stamp
             wrench.header.frame_id = self.wrench_frame
@@ -571,6 +566,13 @@ class SimDriver(Node):
             w.force.x, w.force.y, w.force.z = float(f[0]), float(f[1]), float(f[2])
             w.torque.x, w.torque.y, w.torque.z = float(n[0]), float(n[1]), float(n[2])
             self.pub_wrench.publish(wrench)
+        msg = JointState()
+        msg.header.stamp = stamp
+        msg.name = self.names
+        msg.position = d.qpos[self.qpos_adr].tolist()
+        msg.velocity = d.qvel[self.dof_adr].tolist()
+        msg.effort = (d.qfrc_applied[self.dof_adr] / self.state_scale).tolist()
+        self.pub_state.publish(msg)
 
 
 def main(args=None):

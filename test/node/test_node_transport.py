@@ -244,6 +244,106 @@ def test_queued_messages_are_taken_oldest_first_and_none_twice():
         node.destroy_node()
 
 
+def test_inputs_published_after_the_newest_joint_state_are_handled_after_its_answer():
+    """
+    The joint-state thread hands an input on before or after a joint state as it was published.
+
+    The thread starts with a reading, a joint state and two more readings queued, published in
+    that order: it hands on the first reading, then the joint state, then the other two (the
+    joint state's answer does not wait for them), each reading deserialized.
+    """
+    from rbd_dynamics.ros import executor
+    if not rclpy.ok():
+        rclpy.init()
+    node = rclpy.create_node('input_order_test')
+    thread = executor.SubscriptionThread(node, inputs=1)
+    order = []
+    try:
+        group = thread.callback_group
+        main = node.create_subscription(JointState, '/input_order/joint_states',
+                                        lambda msg: None, 10, callback_group=group)
+        reading = node.create_subscription(WrenchStamped, '/input_order/wrench',
+                                           lambda msg: None, 10, callback_group=group)
+        states = node.create_publisher(JointState, '/input_order/joint_states', 10)
+        wrenches = node.create_publisher(WrenchStamped, '/input_order/wrench', 10)
+        deadline = time.monotonic() + 30.0
+        while (states.get_subscription_count() < 1 or wrenches.get_subscription_count() < 1) \
+                and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+        def publish_reading(name):
+            msg = WrenchStamped()
+            msg.header.frame_id = name
+            wrenches.publish(msg)
+
+        publish_reading('before')
+        states.publish(JointState(name=['state']))
+        publish_reading('after')
+        publish_reading('after, second')
+        time.sleep(0.5)  # all four queued before the thread's first take
+        thread.start(main, lambda msg, newer: order.append((msg.name[0], newer)),
+                     [(reading, lambda msg: order.append(msg.header.frame_id))])
+        while len(order) < 4 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert order == ['before', ('state', False), 'after', 'after, second']
+    finally:
+        thread.stop()
+        node.destroy_node()
+
+
+class _Queue:
+    """A serialized subscription whose queue is a list of ``(data, info)``."""
+
+    raw = True
+    msg_type = None
+
+    def __init__(self, queued):
+        self.handle = self
+        self._queued = list(queued)
+
+    def take_message(self, msg_type, raw):
+        assert raw
+        return self._queued.pop(0) if self._queued else None
+
+
+def test_an_input_left_for_after_the_joint_state_keeps_its_order():
+    """
+    An input's messages keep their order whatever their source timestamps say.
+
+    Two publishers of one input whose clocks differ: once a message is left until after the
+    joint state (published after it), the ones behind it wait too. A message or a joint state
+    without a source timestamp (an rmw that does not give one) counts as published before.
+    """
+    from rbd_dynamics.ros import executor
+
+    def info(stamp):
+        return {'source_timestamp': stamp, 'received_timestamp': 1}
+
+    if not rclpy.ok():
+        rclpy.init()
+    node = rclpy.create_node('input_order_unit_test')
+    try:
+        thread = executor.SubscriptionThread(node, inputs=2)
+        handled = []
+        inputs = [(_Queue([('a', info(90)), ('b', info(110)), ('c', info(95))]),
+                   handled.append),
+                  (_Queue([('x', info(0)), ('y', info(100)), ('z', info(101))]),
+                   handled.append)]
+        later = thread._inputs_before(inputs, 100)
+        assert handled == ['a', 'x', 'y']
+        assert [data for _, _, data in later] == ['b', 'c', 'z']
+        for entry in later:
+            executor.handle_serialized(*entry)
+        assert handled == ['a', 'x', 'y', 'b', 'c', 'z']
+        # a joint state without a source timestamp: every input before it
+        del handled[:]
+        assert thread._inputs_before([(_Queue([('d', info(5))]), handled.append)], 0) == []
+        assert handled == ['d']
+        assert not executor.published_after({}, 100)
+    finally:
+        node.destroy_node()
+
+
 COMPILE_DEADLINE = 300.0  # s: the compiled path builds in 10-60 s on a loaded 2-core machine
 ANSWER_TIMEOUT = 120.0  # s, for one answer while the compilation holds the interpreter
 BURST = 8
