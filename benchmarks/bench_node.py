@@ -142,7 +142,7 @@ class Driver:
             p.x, p.y, p.z = (float(v) for v in pose[0])
             o.x, o.y, o.z, o.w = (float(v) for v in pose[1])
         if extras:
-            self.pub_wrench = self.node.create_publisher(WrenchStamped, '/bench/wrench', 10)
+            self.pub_wrench = self.node.create_publisher(WrenchStamped, 'bench/wrench', 10)
             self.pub_desired = self.node.create_publisher(
                 JointTrajectory, 'rbd_dynamics/desired_state', 10)
             # built once: the publishing loop only changes numbers
@@ -249,7 +249,7 @@ def node_parameters(urdf):
     observer with thresholds (a latched contact changes nothing here: no reaction).
     """
     return {'robot_description': urdf, 'wrench_sensors': ['wrist'],
-            'wrench.wrist.topic': '/bench/wrench', 'wrench.wrist.compensate_payload': True,
+            'wrench.wrist.topic': 'bench/wrench', 'wrench.wrist.compensate_payload': True,
             'desired_timeout': 0.5, 'kp': [100.0] * 8, 'kd': [20.0] * 8,
             'drive.compensate': True, 'drive.coulomb': [0.5] * 8, 'drive.armature': [0.1] * 8,
             'limits.clamp': True, 'limits.effort_rate': 10000.0,
@@ -333,18 +333,29 @@ def law_times(urdf, count=3000):
             for name, t in rows.items()}
 
 
-def tare(driver, timeout=10.0):
-    """Tare the node's wrist sensor (the benchmark then runs with a bias removed)."""
+def tare(driver, timeout=10.0, attempts=3):
+    """
+    Tare the node's wrist sensor (the benchmark then runs with a bias removed).
+
+    A tare refused for want of a fresh reading (the node's joint-state thread held up longer
+    than the reading's freshness, as by a kernel compiled in the background) is asked again.
+    """
     client = driver.node.create_client(Trigger, 'rbd_dynamics/wrist/tare')
     assert client.wait_for_service(timeout_sec=timeout), 'no tare service'
-    driver.run(0.2, rate=100.0, late=0.0)  # a fresh reading and joint state
-    future = client.call_async(Trigger.Request())
-    end = time.monotonic() + timeout
-    while not future.done() and time.monotonic() < end:
-        # the readings go on, as a sensor's do: the tare takes the newest one when the node
-        # answers (which can be later than a reading's freshness while it builds its kernels)
-        driver.run(0.01, rate=100.0, late=0.0)
-    assert future.done() and future.result().success, future.result()
+    for attempt in range(attempts):
+        driver.run(0.2, rate=100.0, late=0.0)  # a fresh reading and joint state
+        future = client.call_async(Trigger.Request())
+        end = time.monotonic() + timeout
+        while not future.done() and time.monotonic() < end:
+            # the readings go on, as a sensor's do: the tare takes the newest one when the
+            # node answers (which can be later than a reading's freshness while it builds its
+            # kernels)
+            driver.run(0.01, rate=100.0, late=0.0)
+        assert future.done(), 'no answer from the tare service'
+        if future.result().success or 'no fresh reading' not in future.result().message:
+            break
+        print('  tare refused (%s); again' % future.result().message, flush=True)
+    assert future.result().success, future.result()
     print('  %s' % future.result().message, flush=True)
 
 
