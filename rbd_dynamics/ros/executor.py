@@ -89,9 +89,9 @@ def subscribe_on_thread(node, msg_type, topic, callback, qos, clock=False):
 
     Every message is handled, in order, on a thread of the subscription's own, so a stream at
     1 kHz costs the executor nothing. ``clock``: rclpy's ``/clock`` subscription of a node on
-    simulated time (:func:`clock_subscription`) is served by the same thread, before the
-    messages. Where rclpy has no wait set for the thread, the executor takes the messages
-    (with a warning).
+    simulated time (:func:`clock_subscription`) is served by the same thread, as an input
+    (:class:`SubscriptionThread`). Where rclpy has no wait set for the thread, the executor
+    takes the messages (with a warning).
 
     Returns
     -------
@@ -135,13 +135,18 @@ def handle_serialized(callback, subscription, data):
     callback(data if subscription.raw else deserialize_message(data, subscription.msg_type))
 
 
+def published(info):
+    """Return the source timestamp [ns] of a message's ``info``; 0 where the rmw gives none."""
+    return info.get('source_timestamp', 0) if isinstance(info, dict) else 0
+
+
 def published_after(info, stamp_ns):
     """
     Whether a message of ``info`` was published after ``stamp_ns`` (a source timestamp).
 
     False where either time is unknown (0), as for an rmw that does not give it.
     """
-    source = info.get('source_timestamp', 0) if isinstance(info, dict) else 0
+    source = published(info)
     return bool(stamp_ns) and bool(source) and source > stamp_ns
 
 
@@ -247,9 +252,11 @@ class SubscriptionThread:
 
         Serve ``subscription`` (created in :attr:`callback_group`) with
         ``callback(msg, newer)``: ``newer`` is True when a newer message was already taken in
-        the same wake-up (the callback is called for it next). ``inputs``: ``(subscription,
-        callback(msg))`` pairs (also in :attr:`callback_group`) whose queued messages are all
-        handled first at each wake-up.
+        the same wake-up (the callback is called for it next). The callback may return a
+        pause [s]: the thread then waits that long once the wake-up's inputs are handled,
+        leaving the interpreter to other threads. ``inputs``: ``(subscription,
+        callback(msg))`` pairs (also in :attr:`callback_group`) handled at each wake-up
+        before or after the main messages, as they were published (the class's description).
         """
         self._subscription = subscription
         self._callback = callback
@@ -293,6 +300,7 @@ class SubscriptionThread:
         wait_set = self._wait_set
         context = self._node.context
         while not self._stop.is_set() and context.ok():
+            pause = None  # [s], as the main callback asks
             try:
                 with contextlib.ExitStack() as handles:
                     handles.enter_context(sub.handle)
@@ -311,17 +319,19 @@ class SubscriptionThread:
                     # before its main message, would miss that message); the inputs
                     # published after the newest main message wait until it is answered
                     queued = list(queued_messages(sub, info=True))
-                    newest = queued[-1][1].get('source_timestamp', 0) if queued else 0
+                    newest = max((published(info) for _, info in queued), default=0)
                     later = self._inputs_before(inputs, newest)
                     last = len(queued) - 1
                     for k, (msg, _) in enumerate(queued):
                         if self._stop.is_set():
                             break
-                        self._call(self._callback, msg, k < last)
+                        pause = self._call(self._callback, msg, k < last) or pause
                     for entry in later:
                         if self._stop.is_set():
                             break
                         self._call(handle_serialized, *entry)
+                if pause:
+                    self._stop.wait(pause)
             except InvalidHandle:  # the subscription or the context is being destroyed
                 break
             except Exception as exc:  # rclpy failing to take a message: skip it
@@ -365,7 +375,9 @@ class SubscriptionThread:
         return inputs if len(live) == len(inputs) else tuple(live)
 
     def _call(self, callback, *args):
+        """Return what ``callback(*args)`` returns; ``None`` if it raised (counted)."""
         try:
-            callback(*args)
+            return callback(*args)
         except Exception as exc:  # as in run(): never end the thread
             count_failure(self._node, exc)
+            return None

@@ -670,8 +670,11 @@ class DynamicsNode(Node):
                       merger.effort if merger.effort_fresh else None)
         spent = time.perf_counter_ns() - start
         self._compute.add(spent)
-        if numpy_path:
-            time.sleep(NUMPY_PATH_PAUSE)  # leave the interpreter to the compilation
+        if numpy_path:  # leave the interpreter to the compilation
+            if self._joint_state_thread is None:
+                time.sleep(NUMPY_PATH_PAUSE)
+            else:  # the thread waits once this state's later inputs are handled
+                return NUMPY_PATH_PAUSE
 
     # Torques ------------------------------------------------------------------------------------
 

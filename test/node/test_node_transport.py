@@ -244,13 +244,18 @@ def test_queued_messages_are_taken_oldest_first_and_none_twice():
         node.destroy_node()
 
 
+PAUSE = 2.0  # s
+
+
 def test_inputs_published_after_the_newest_joint_state_are_handled_after_its_answer():
     """
     The joint-state thread hands an input on before or after a joint state as it was published.
 
     The thread starts with a reading, a joint state and two more readings queued, published in
     that order: it hands on the first reading, then the joint state, then the other two (the
-    joint state's answer does not wait for them), each reading deserialized.
+    joint state's answer does not wait for them), each reading deserialized. The pause the
+    joint state's callback asks for (as the node's while it compiles) comes after them, before
+    the next joint state.
     """
     from rbd_dynamics.ros import executor
     if not rclpy.ok():
@@ -281,11 +286,27 @@ def test_inputs_published_after_the_newest_joint_state_are_handled_after_its_ans
         publish_reading('after')
         publish_reading('after, second')
         time.sleep(0.5)  # all four queued before the thread's first take
-        thread.start(main, lambda msg, newer: order.append((msg.name[0], newer)),
-                     [(reading, lambda msg: order.append(msg.header.frame_id))])
+        times = []
+
+        def on_state(msg, newer):
+            order.append((msg.name[0], newer))
+            times.append(time.monotonic())
+            return PAUSE if msg.name[0] == 'state' else None
+
+        def on_reading(msg):
+            order.append(msg.header.frame_id)
+            times.append(time.monotonic())
+
+        thread.start(main, on_state, [(reading, on_reading)])
         while len(order) < 4 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert order == ['before', ('state', False), 'after', 'after, second']
+        assert times[3] - times[1] < PAUSE / 2  # not after the pause
+        states.publish(JointState(name=['next']))
+        while len(order) < 5 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert order[4] == ('next', False)
+        assert times[4] - times[1] >= PAUSE
     finally:
         thread.stop()
         node.destroy_node()
