@@ -90,7 +90,7 @@ def test_residual_stamps_and_contact(node, model):
         """Return ``r`` when the sample before ``start`` had no push: a ramp between them."""
         return push * (1.0 - a ** (k - start) * (1.0 + a) / 2.0)
 
-    first_answered(lambda k, timeout: send(k, gravity, timeout))
+    first_answered(lambda k, timeout: send(k, gravity, timeout), log=process.log)
     for k in range(5):
         r = send(k, gravity)
         np.testing.assert_allclose(r, 0.0, atol=1e-9)
@@ -204,7 +204,7 @@ def test_contact_drive_is_checked_and_switches_the_drive_in_the_observer(urdf, m
         def drive_model():
             return peer.diagnostic('observer drive model') or ''
 
-        first_answered(send)
+        first_answered(send, log=process.log)
         for k in range(10):
             np.testing.assert_allclose(answer(k), 0.0, atol=1e-9)
         assert peer.wait_for(lambda: drive_model().startswith(

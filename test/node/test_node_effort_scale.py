@@ -66,7 +66,7 @@ def test_efforts_in_the_drivers_units(node, model):
         assert answer is not None, 'no answer to the state of %d ms: %s' % (k, process.log())
         return answer
 
-    first_answered(lambda k, timeout: offer(k, gravity / SCALE, timeout))
+    first_answered(lambda k, timeout: offer(k, gravity / SCALE, timeout), log=process.log)
     # the driver reports what gravity takes, in its unit: nothing external
     for k in range(5):
         feedforward, command, residual = state(k, gravity / SCALE)

@@ -264,19 +264,21 @@ def stamped(messages, stamp_ns):
             if m.header.stamp.sec * 10 ** 9 + m.header.stamp.nanosec == stamp_ns]
 
 
-def first_answered(send, first=-50, timeout=0.5):
+def first_answered(send, first=-50, timeout=0.5, log=None):
     """
     Send the states ``first``, ``first + 1``, ... ms by ``send(k, timeout)`` until one is answered.
 
     A test can see the node's publisher before the node has discovered the test's new
     subscription and publishes to it, so the first states after subscribing can go unanswered
     (``send`` returns ``None`` for them). By default the states stay within 50 ms before 0 ms,
-    inside the observer's largest gap (0.1 s). Returns the ``k`` answered.
+    inside the observer's largest gap (0.1 s). Returns the ``k`` answered; ``log``, the node's
+    log, goes into the failure's message.
     """
     for k in range(first, 0):
         if send(k, timeout) is not None:
             return k
-    raise AssertionError('none of the states from %d ms to -1 ms was answered' % first)
+    raise AssertionError('none of the states from %d ms to -1 ms was answered%s'
+                         % (first, '' if log is None else ': %s' % log()))
 
 
 def exchange(peer, names, q=(), qd=(), timeout=60.0):
