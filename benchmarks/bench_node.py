@@ -123,6 +123,9 @@ def rss_mb(pid):
 
 # The measuring side -------------------------------------------------------------------------
 
+EXTRAS_RATE = 100.0  # Hz, the wrist wrench and the desired inputs (at most one per joint state)
+
+
 class Driver:
     """Publishes joint states at a fixed rate and records when each answer comes back."""
 
@@ -188,6 +191,7 @@ class Driver:
         msg = JointState()
         msg.name = list(self.model.joint_names)
         period = 1.0 / rate
+        every = max(1, int(round(rate / EXTRAS_RATE)))  # ticks between extras
         sent = []
         self.skipped = 0
         start = time.monotonic()
@@ -211,7 +215,7 @@ class Driver:
             msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 1000000000)
             self.pub.publish(msg)
             sent.append(stamp)
-            if self.extras and k % 10 == 0:
+            if self.extras and k % every == 0:
                 self._extras(k)
             k += 1
         time.sleep(late)  # late answers
@@ -333,29 +337,18 @@ def law_times(urdf, count=3000):
             for name, t in rows.items()}
 
 
-def tare(driver, timeout=10.0, attempts=3):
-    """
-    Tare the node's wrist sensor (the benchmark then runs with a bias removed).
-
-    A tare refused for want of a fresh reading (the node's joint-state thread held up longer
-    than the reading's freshness, as by a kernel compiled in the background) is asked again.
-    """
+def tare(driver, timeout=10.0):
+    """Tare the node's wrist sensor (the benchmark then runs with a bias removed)."""
     client = driver.node.create_client(Trigger, 'rbd_dynamics/wrist/tare')
     assert client.wait_for_service(timeout_sec=timeout), 'no tare service'
-    for attempt in range(attempts):
-        driver.run(0.2, rate=100.0, late=0.0)  # a fresh reading and joint state
-        future = client.call_async(Trigger.Request())
-        end = time.monotonic() + timeout
-        while not future.done() and time.monotonic() < end:
-            # the readings go on, as a sensor's do: the tare takes the newest one when the
-            # node answers (which can be later than a reading's freshness while it builds its
-            # kernels)
-            driver.run(0.01, rate=100.0, late=0.0)
-        assert future.done(), 'no answer from the tare service'
-        if future.result().success or 'no fresh reading' not in future.result().message:
-            break
-        print('  tare refused (%s); again' % future.result().message, flush=True)
-    assert future.result().success, future.result()
+    driver.run(0.2, rate=100.0, late=0.0)  # fresh readings and joint states
+    future = client.call_async(Trigger.Request())
+    end = time.monotonic() + timeout
+    while not future.done() and time.monotonic() < end:
+        # the readings go on, as a sensor's do: the tare takes the newest one when the node
+        # answers (which can be later than a reading's freshness while it builds its kernels)
+        driver.run(0.01, rate=100.0, late=0.0)
+    assert future.done() and future.result().success, future.result()
     print('  %s' % future.result().message, flush=True)
 
 
@@ -601,8 +594,9 @@ class Events:
             request.parameters = [Parameter('kp', value=[90.0 + self.swaps] * 8)
                                   .to_parameter_msg()]
             return self._call(self.parameters, request)
-        if name == 'tare':
-            return self._call(self.tare, Trigger.Request())
+        if name == 'tare':  # done only if the node took a reading for it
+            future = self.tare.call_async(Trigger.Request())
+            return self._wait(future.done) and future.result().success
         if name == 'payload message':
             msg = InertiaStamped()
             msg.header.frame_id = 'ft_frame'
