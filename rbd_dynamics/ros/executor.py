@@ -106,8 +106,10 @@ def subscribe_on_thread(node, msg_type, topic, callback, qos, clock=False):
     subscription = node.create_subscription(msg_type, topic, callback, qos,
                                             callback_group=thread and thread.callback_group)
     if thread is not None:
-        thread.start(subscription, lambda msg, newer: callback(msg),
-                     thread.adopt_clock() if clock else ())
+        def on_message(msg, newer):
+            callback(msg)  # (what it returns is no pause of the thread)
+
+        thread.start(subscription, on_message, thread.adopt_clock() if clock else ())
     return subscription
 
 

@@ -217,12 +217,13 @@ class DynamicsNode(Node):
             except RuntimeError as exc:
                 self.get_logger().warning('joint_states_thread: %s; joint states go through '
                                           'the executor' % exc)
-        # The inputs a joint state is answered with are taken on the joint-state thread too,
-        # before the joint states of the same wake-up: the simulated clock (use_sim_time),
-        # the four desired inputs (state, accelerations, pose, twist) and the F/T readings.
-        # One published before a joint state answers it, even when the executor thread runs
-        # late; and none of them wakes the executor, whose wake-up costs several times the
-        # dynamics of a joint state (at 1 kHz, the clock and a sensor would take a core).
+        # The inputs a joint state is answered with are taken on the joint-state thread too:
+        # the simulated clock (use_sim_time), the four desired inputs (state, accelerations,
+        # pose, twist) and the F/T readings. One published before a joint state answers it,
+        # even when the executor thread runs late (one published after the newest joint state
+        # of a wake-up is handed on after it is answered); and none of them wakes the
+        # executor, whose wake-up costs several times the dynamics of a joint state (at
+        # 1 kHz, the clock and a sensor would take a core).
         group = self._joint_state_thread and self._joint_state_thread.callback_group
         joint_states = self.create_subscription(
             JointState, 'joint_states', self._on_joint_state, STREAM_QOS, callback_group=group,
