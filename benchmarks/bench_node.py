@@ -348,7 +348,8 @@ def tare(driver, timeout=10.0):
         # the readings go on, as a sensor's do: the tare takes the newest one when the node
         # answers (which can be later than a reading's freshness while it builds its kernels)
         driver.run(0.01, rate=100.0, late=0.0)
-    assert future.done() and future.result().success, future.result()
+    assert future.done(), 'no answer from the tare service'
+    assert future.result().success, future.result().message
     print('  %s' % future.result().message, flush=True)
 
 
