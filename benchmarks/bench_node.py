@@ -594,10 +594,10 @@ class Events:
             request = SetParameters.Request()
             request.parameters = [Parameter('kp', value=[90.0 + self.swaps] * 8)
                                   .to_parameter_msg()]
-            return self._call(self.parameters, request)
+            return self._call(self.parameters, request) is not None
         if name == 'tare':  # done only if the node took a reading for it
-            future = self.tare.call_async(Trigger.Request())
-            return self._wait(future.done) and future.result().success
+            response = self._call(self.tare, Trigger.Request())
+            return response is not None and response.success
         if name == 'payload message':
             msg = InertiaStamped()
             msg.header.frame_id = 'ft_frame'
@@ -609,8 +609,9 @@ class Events:
         raise ValueError(name)
 
     def _call(self, client, request):
+        """Return the service's response, or ``None`` when none came in time."""
         future = client.call_async(request)
-        return self._wait(future.done)
+        return future.result() if self._wait(future.done) else None
 
     @staticmethod
     def _wait(done, timeout=30.0):
