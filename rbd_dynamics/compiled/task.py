@@ -1,8 +1,9 @@
 """
 The task-space laws of :mod:`rbd_dynamics.control.task` at one state, in one kernel.
 
-:func:`task1` computes the link's Jacobian (root axes) and pose, and for operational space the
-mass matrix and ``J̇ q̇``, calling the entry points of :mod:`.eom` and :mod:`.frames`, then the
+:func:`task1` computes the link's Jacobian (root axes) and pose, the mass matrix where the
+law needs ``Λ`` (operational space, and impedance with a posture term) and ``J̇ q̇`` for
+operational space, calling the entry points of :mod:`.eom` and :mod:`.frames`, then the
 law's algebra: the pose error, ``M⁻¹ Jᵀ`` by a Cholesky factorisation of ``M`` (with the
 drive's armature), ``Λ`` from the eigen-decomposition of ``J M⁻¹ Jᵀ`` by cyclic Jacobi
 rotations (6×6; converged to rounding), each eigenvalue inverted or damped as
@@ -231,17 +232,17 @@ def task1(blob, q, qd, link, gains, bias, posture, armature, J, M, work, T, jdot
             s -= J[r, c] * qd[c]
         out[e_dot + r] = s
     root = math.sqrt(k_n)
-    if gains[G_MODE] == 0.0:  # impedance: tau = J^T (K e + D ė) + C q̇ + g + τ_null
+    impedance = gains[G_MODE] == 0.0
+    if impedance:  # tau = J^T (K e + D ė) + C q̇ + g + N^T τ_null
         for r in range(6):
             out[scratch + r] = gains[G_K + r] * out[e + r] + gains[G_D + r] * out[e_dot + r]
         for c in range(nv):
             s = bias[c]
             for r in range(6):
                 s += J[r, c] * out[scratch + r]
-            if k_n > 0.0:
-                s += k_n * (posture[c] - q[c]) - 2.0 * root * qd[c]
             out[c] = s
-        return OK
+        if k_n == 0.0:
+            return OK
     if mass1(blob, q, M) != OK:
         return BAD_SIZES
     for c in range(nv):
@@ -258,21 +259,23 @@ def task1(blob, q, qd, link, gains, bias, posture, armature, J, M, work, T, jdot
             work[a + i, j] = s
             work[a + j, i] = s
     _jacobi(work, a, v)
-    # J̇ q̇: the classical acceleration at zero joint acceleration
-    if acceleration1(blob, q, qd, layout.zero_v, link, jdot) != OK:
-        return BAD_SIZES
-    for r in range(6):
-        out[scratch + r] = gains[G_K + r] * out[e + r] + gains[G_D + r] * out[e_dot + r] \
-            - jdot[r] + gains[G_ACCELERATION + r]
-    # f = Λ (ẍ_d + K e + D ė − J̇ q̇)
-    _lambda_times(work, a, v, gains, out, scratch, out, f)
-    for c in range(nv):
-        s = bias[c]
+    if not impedance:
+        # J̇ q̇: the classical acceleration at zero joint acceleration
+        if acceleration1(blob, q, qd, layout.zero_v, link, jdot) != OK:
+            return BAD_SIZES
         for r in range(6):
-            s += J[r, c] * out[f + r]
-        out[c] = s
+            out[scratch + r] = gains[G_K + r] * out[e + r] + gains[G_D + r] * out[e_dot + r] \
+                - jdot[r] + gains[G_ACCELERATION + r]
+        # f = Λ (ẍ_d + K e + D ė − J̇ q̇)
+        _lambda_times(work, a, v, gains, out, scratch, out, f)
+        for c in range(nv):
+            s = bias[c]
+            for r in range(6):
+                s += J[r, c] * out[f + r]
+            out[c] = s
     if k_n > 0.0:
-        # N^T τ_null = τ_null − J^T Λ (M^-1 J^T)^T τ_null: the link's acceleration untouched
+        # N^T τ_null = τ_null − J^T Λ (M^-1 J^T)^T τ_null: no acceleration of the link, and at
+        # rest no wrench on it
         for r in range(6):
             s = 0.0
             for c in range(nv):

@@ -6,11 +6,17 @@ Arrays in, torques out, no ROS; the node's joint-space law (:mod:`.law`) sits be
 linear first), ``Λ = (J M⁻¹ Jᵀ)⁻¹`` and ``C q̇ + g`` from the model (payloads and measured
 wrenches included, as :func:`~rbd_dynamics.rnea` takes them):
 
-- ``impedance``: ``τ = Jᵀ (K e + D ė) + C q̇ + g + τ_null``;
-- ``operational_space``: ``τ = Jᵀ Λ (ẍ_d + K e + D ė − J̇ q̇) + C q̇ + g + Nᵀ τ_null``, ``N`` the
-  dynamically consistent null-space projector ``I − M⁻¹ Jᵀ Λ J``;
+- ``impedance``: ``τ = Jᵀ (K e + D ė) + C q̇ + g + Nᵀ τ_null``;
+- ``operational_space``: ``τ = Jᵀ Λ (ẍ_d + K e + D ė − J̇ q̇) + C q̇ + g + Nᵀ τ_null``;
 
-and ``τ_null = k_n (q_posture − q) − 2 √k_n q̇``. The caller adds the drive's friction.
+``N`` the dynamically consistent null-space projector ``I − M⁻¹ Jᵀ Λ J`` and ``τ_null = k_n
+(q_posture − q) − 2 √k_n q̇``. The caller adds the drive's friction. The projection takes out
+of the posture term every part that would act at the link: the posture neither accelerates the
+link nor, at rest, pushes on it, so a wrench ``F`` at the link displaces it by ``K⁻¹ F`` in
+impedance whatever ``k_n`` (exactly where ``Λ`` is not damped, below). ``M`` includes the
+drive's armature where the caller gives it; the kinematic projector ``I − J⁺ J`` would give the
+same statics, and this one also leaves the link's acceleration alone and shares the
+operational-space law's ``Λ``.
 
 **The pose error** is the position error ``p_d − p`` and the rotation vector of
 ``R_d Rᵀ``, both in root axes. The rotation comes from the quaternion of ``R_d Rᵀ`` with a
@@ -313,8 +319,21 @@ def _law(model, q, qd, link, position, R_d, mode, K, D, twist, acceleration, k_n
     if mode == 'impedance':
         tau = J.T @ (K * e + D * e_dot) + bias
         if null is not None:
-            tau += null
+            tau += _projected(null, J, *_inverse_inertias(model, q, J, armature))
         return TaskResult(tau, e, e_dot, J)
+    M_inv_Jt, Lam = _inverse_inertias(model, q, J, armature)
+    jdot_qd = link_acceleration(model, q, qd, np.zeros(model.nv), link)
+    a = K * e + D * e_dot - jdot_qd
+    if acceleration is not None:
+        a += acceleration
+    tau = J.T @ (Lam @ a) + bias
+    if null is not None:
+        tau += _projected(null, J, M_inv_Jt, Lam)
+    return TaskResult(tau, e, e_dot, J)
+
+
+def _inverse_inertias(model, q, J, armature):
+    """Return ``M⁻¹ Jᵀ`` and ``Λ`` (damped where ``J M⁻¹ Jᵀ`` loses rank), armature in ``M``."""
     M = mass_matrix(model, q)
     if armature is not None:
         M.flat[::len(M) + 1] += armature
@@ -322,16 +341,18 @@ def _law(model, q, qd, link, position, R_d, mode, K, D, twist, acceleration, k_n
         M_inv_Jt = np.linalg.solve(M, J.T)
     except np.linalg.LinAlgError:  # a joint that moves no mass (a link without <inertial>)
         M_inv_Jt = np.linalg.pinv(M) @ J.T
-    Lam = damped_inverse(J @ M_inv_Jt)
-    jdot_qd = link_acceleration(model, q, qd, np.zeros(model.nv), link)
-    a = K * e + D * e_dot - jdot_qd
-    if acceleration is not None:
-        a += acceleration
-    tau = J.T @ (Lam @ a) + bias
-    if null is not None:
-        # N^T = I - J^T Λ J M^-1: the null-space torque leaves the link's acceleration alone
-        tau += null - J.T @ (Lam @ (M_inv_Jt.T @ null))
-    return TaskResult(tau, e, e_dot, J)
+    return M_inv_Jt, damped_inverse(J @ M_inv_Jt)
+
+
+def _projected(null, J, M_inv_Jt, Lam):
+    """
+    Return ``Nᵀ τ_null = τ_null − Jᵀ Λ J M⁻¹ τ_null``, the dynamically consistent projection.
+
+    It moves the link not at all (``J M⁻¹ Nᵀ = 0``) and, where ``Λ`` is not damped, ``Jᵀ x +
+    Nᵀ y = 0`` only with ``Jᵀ x = 0``: at rest it exerts no wrench at the link, so that a wrench
+    ``F`` there is met by the task stiffness alone.
+    """
+    return null - J.T @ (Lam @ (M_inv_Jt.T @ null))
 
 
 def _gains(name, values, count):

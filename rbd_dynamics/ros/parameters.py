@@ -234,7 +234,7 @@ PARAMETERS = (
     Spec('task.link', '', T.STRING, 'link the task-space law controls (fixed-joint children '
          'allowed); empty: none', SETUP),
     Spec('task.mode', MODES[0], T.STRING, 'task-space law: impedance, tau = J^T (K e + D '
-         'de) + C qd + g + tau_null; operational_space, tau = J^T Lambda (K e + D de - dJ qd) '
+         'de) + C qd + g + N^T tau_null; operational_space, tau = J^T Lambda (K e + D de - dJ qd) '
          '+ C qd + g + N^T tau_null', SETUP, _one_of(MODES), ' or '.join(MODES)),
     Spec('task.stiffness', list(DEFAULT_STIFFNESS), T.DOUBLE_ARRAY, 'K of the task-space law '
          'in the root link axes: 3 linear [N/m], then 3 angular [N m/rad]', SETUP,
@@ -245,7 +245,7 @@ PARAMETERS = (
          '6 finite numbers >= 0, or empty'),
     Spec('task.nullspace_stiffness', 0.0, T.DOUBLE, 'stiffness toward the posture (the desired '
          "state's positions, else the positions when the law started) [N m/rad], with damping "
-         '2 sqrt of it; projected into the null space in operational_space', SETUP,
+         '2 sqrt of it; projected into the null space of the link (N^T) in both laws', SETUP,
          _finite(minimum=0.0), '>= 0'),
     Spec('joint_states_thread', True, T.BOOL, 'take joint_states on a thread of its own (the '
          'executor of rclpy costs more per message than the dynamics); false: in the executor '

@@ -75,6 +75,55 @@ def test_a_small_displacement_gives_jt_k_e(arm):
                                rtol=1e-12, atol=1e-9)
 
 
+def _rest_under(arm, F, law, q, steps=30):
+    """Return where the arm comes to rest under ``law(q)`` and a wrench ``F`` at the link."""
+    def residual(q):  # the joint torques beyond those that hold the arm still
+        return law(q) + rbd.jacobian(arm, q, LINK).T @ F - rbd.gravity_torques(arm, q)
+    for _ in range(steps):  # Newton's method on a central-difference Jacobian
+        r = residual(q)
+        if np.abs(r).max() < 1e-11:
+            return q
+        h = 1e-6
+        G = np.column_stack([(residual(q + h * dq) - residual(q - h * dq)) / (2 * h)
+                             for dq in np.eye(arm.nv)])
+        q = q - np.linalg.solve(G, r)
+    raise AssertionError('no rest found: residual %s' % residual(q))
+
+
+@pytest.mark.parametrize('armature', [None, 0.3])
+def test_impedance_at_rest_yields_to_a_wrench_by_its_compliance_whatever_the_posture(
+        arm, armature):
+    # at rest a force F at the link's origin meets J^T K e alone, whatever k_n: the posture
+    # term, projected, exerts no wrench there; the link moves by K^-1 F and turns not at all
+    q0, _ = _state(arm, 5)
+    T = rbd.link_pose(arm, q0, LINK)
+    K = np.array([600.0, 900.0, 1200.0, 30.0, 40.0, 50.0])
+    F = np.array([4.0, -3.0, -12.0, 0.0, 0.0, 0.0])
+    posture = q0 + np.array([0.3, -0.2, 0.25, 0.2, -0.3, 0.2, 0.1, 0.005])
+
+    def law(q):
+        return task.task_torques(arm, q, np.zeros(arm.nv), LINK, T[:3, 3],
+                                 _quaternion(T[:3, :3]), stiffness=K, nullspace_stiffness=5.0,
+                                 posture=posture,
+                                 armature=None if armature is None else np.full(arm.nv,
+                                                                                armature)).torque
+
+    rest = _rest_under(arm, F, law, q0)
+    moved = rbd.link_pose(arm, rest, LINK)
+    np.testing.assert_allclose(moved[:3, 3] - T[:3, 3], F[:3] / K[:3], rtol=1e-7, atol=1e-10)
+    turned = task.rotation_vector(moved[:3, :3] @ T[:3, :3].T)
+    np.testing.assert_allclose(turned, 0.0, atol=1e-10)
+    # the posture did act: the arm's rest is not where the link alone would put it
+    assert np.abs(rest - q0).max() > 0.05
+    # a moment turns the link by K^-1 of it the same way
+    M_ = np.array([0.0, 0.0, 0.0, 0.3, -0.2, 0.4])
+    rest = _rest_under(arm, M_, law, q0)
+    moved = rbd.link_pose(arm, rest, LINK)
+    np.testing.assert_allclose(moved[:3, 3], T[:3, 3], rtol=0, atol=1e-10)
+    np.testing.assert_allclose(task.rotation_vector(moved[:3, :3] @ T[:3, :3].T), M_[3:] / K[3:],
+                               rtol=1e-7, atol=1e-10)
+
+
 def test_operational_space_gives_the_commanded_acceleration(arm):
     q, qd = _state(arm, 3)
     rng = np.random.default_rng(4)

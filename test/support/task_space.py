@@ -40,15 +40,16 @@ PUSH_START = SCENE_START
 # rotational damping on the wrist, whose last joint has an inertia of 1.1e-3 kg m^2, and a
 # damping held over one period is stable only below 2 inertia / period (2.2 N m s/rad here;
 # 2 sqrt(30) = 11 is not); 0.5 N m s/rad keeps the margin. 200 N s/m is about critical for
-# the hand's effective mass at the start (4 to 10 kg along the axes). No null-space stiffness:
-# in impedance the posture term is not projected, so it would take its share of the push
-# (the displacement would be J (J^T K J + k_n I)^-1 J^T F, short of K^-1 F: by 1 % along x
-# at k_n = 0.2 N m/rad), and its damping 2 sqrt(k_n) acts on the light wrist too.
+# the hand's effective mass at the start (4 to 10 kg along the axes). A null-space stiffness
+# toward the start's posture, projected into the null space of the hand (dynamically
+# consistent), so that it takes none of the push: the displacement stays K^-1 F exactly at
+# rest (unprojected it would be J (J^T K J + k_n I)^-1 J^T F, short of K^-1 F), and its
+# damping 2 sqrt(k_n) acts on the arm's self-motion only, not on the light wrist.
 #: The impedance's stiffness [N/m ×3, N m/rad ×3] and the node's parameters.
 IMPEDANCE_STIFFNESS = np.array([600.0, 900.0, 1200.0, 30.0, 30.0, 30.0])
 IMPEDANCE = {'command_output': 'task', 'task.link': LINK, 'task.mode': 'impedance',
              'task.stiffness': IMPEDANCE_STIFFNESS.tolist(),
-             'task.damping': [200.0] * 3 + [0.5] * 3}
+             'task.damping': [200.0] * 3 + [0.5] * 3, 'task.nullspace_stiffness': 5.0}
 # Operational space: each axis of the hand's error is then a unit mass with e'' + D e' + K e =
 # x_d'' (x_d'' is not an input of the node), so the circle's centripetal acceleration
 # (2 pi 0.2 Hz)^2 0.1 m = 0.158 m/s^2 leaves an error of 0.158 / |K - w^2 + j D w| = 0.26 mm
