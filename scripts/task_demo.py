@@ -1,7 +1,7 @@
 """
 The task-space demo: the demo arm's hand led round a circle, then pushed.
 
-    python scripts/task_demo.py [--out task_output] [--plot docs/task_space.png]
+    python scripts/task_demo.py [--out task_output] [--plot task_output/task_space.png]
         [--periods 2] [--in-process]
 
 The simulated driver runs the bundled arm in MuJoCo (the exact model: the arm is its
@@ -19,8 +19,9 @@ machine compiles its kernels, for tens of seconds). The hand is held where it st
    of each joint state reach the node on ``~/desired_pose`` and ``~/desired_twist`` before the
    state does. The same circle runs once more without the null-space stiffness: the hand
    tracks as well, but nothing holds the arm's posture in the null space of the hand.
-2. Impedance, no desired pose (the node holds the hand where it starts): a constant force
-   pushes the hand; it settles at ``K⁻¹ F``.
+2. Impedance, no desired pose (the node holds the hand where it starts), with a null-space
+   stiffness toward the start's posture: a constant force pushes the hand; it settles at
+   ``K⁻¹ F``, the posture term (projected) taking none of the push.
 
 Prints the tracking error (RMS and largest, after the circle's speed has risen), the
 stiffness per axis (the push over the displacement, against ``K``) and the posture error in the
@@ -140,9 +141,10 @@ def plot(path, circle, circles, push, model):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--out', default='task_output', help="folder for the processes' log")
-    parser.add_argument('--plot', default=os.path.join(REPO, 'docs', 'task_space.png'),
-                        help='the plot to write')
+    parser.add_argument('--out', default='task_output',
+                        help="folder for the processes' log and the plot")
+    parser.add_argument('--plot', default=None,
+                        help='the plot to write (default: task_space.png in --out)')
     parser.add_argument('--periods', type=float, default=2.0,
                         help='circles measured after the speed has risen')
     parser.add_argument('--in-process', action='store_true',
@@ -152,6 +154,7 @@ def main():
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     sys.path.insert(0, os.path.join(REPO, 'test'))
     import rbd_dynamics as rbd
+    from rbd_dynamics.control import task
     from rbd_dynamics.resources import demo_urdf_path
     from support.task_space import Circle, circle_stream, FREQUENCY, hand_positions, \
         IMPEDANCE, IMPEDANCE_STIFFNESS, LINK, nullspace_error, OPERATIONAL_SPACE, \
@@ -167,6 +170,8 @@ def main():
     risen = SCENE_START + RAMP
     end = risen + args.periods / FREQUENCY
     os.makedirs(args.out, exist_ok=True)
+    if args.plot is None:
+        args.plot = os.path.join(args.out, 'task_space.png')
     where = 'in this process' if args.in_process else 'over topics'
     with open(os.path.join(args.out, 'processes.log'), 'w') as log:
         def run(label, node, sim, seconds, follow):
@@ -193,6 +198,9 @@ def main():
         t, q = run('push', IMPEDANCE, pushed, PUSH_START + PUSH_SECONDS, False)
         displacement = hand_positions(model, q) - hand_positions(model, q[:1])
         push = (t, displacement)
+        start = rbd.link_pose(model, q[0], LINK)[:3, :3]
+        turned = max(np.linalg.norm(task.rotation_vector(T[:3, :3] @ start.T)) for T in
+                     rbd.link_pose(model, q[t >= PUSH_START + PUSH_SECONDS - 0.25], LINK))
 
     print('\ncircle of %g mm at %g Hz, operational space, exact model, K = %s'
           % (1e3 * circle.radius, FREQUENCY, OPERATIONAL_SPACE['task.stiffness'][:3]))
@@ -212,8 +220,10 @@ def main():
         print('  %-5s %12.3f %12.3f %10.4f %14.1f'
               % (axis, 1e3 * expected[k], 1e3 * settled[k], settled[k] / expected[k],
                  PUSH[k] / settled[k]))
-    print('  off K^-1 F by %.2f %% (of |K^-1 F|)'
-          % (100 * np.linalg.norm(settled - expected) / np.linalg.norm(expected)))
+    print('  off K^-1 F by %.2f %% (of |K^-1 F|); turned by %.3f mrad at most (K^-1 F: 0), '
+          'task.nullspace_stiffness %g'
+          % (100 * np.linalg.norm(settled - expected) / np.linalg.norm(expected), 1e3 * turned,
+             IMPEDANCE['task.nullspace_stiffness']))
     try:
         plot(args.plot, circle, circles, push, model)
         print('plot: %s' % args.plot)
