@@ -7,6 +7,8 @@ failures counted (in its diagnostics) owns a :class:`FailureCounter` as its
 """
 
 import contextlib
+import os
+import sys
 import threading
 
 import rclpy
@@ -25,9 +27,14 @@ def run(node_factory, args=None):
 
     An exception escaping one callback (including rclpy failing to deserialize a message that
     arrived) is logged and skipped (:func:`count_failure`); the node keeps running. Ctrl-C and
-    an external shutdown end it cleanly.
+    an external shutdown end it cleanly. Arguments rclpy refuses (a missing or malformed
+    ``--params-file``) end the process with one line saying why, not a traceback.
     """
-    rclpy.init(args=args)
+    try:
+        rclpy.init(args=args)
+    except Exception as exc:  # rcl's error: its message, without the C sources it names
+        sys.exit('%s: cannot start: %s' % (os.path.basename(sys.argv[0] or 'node'),
+                                           init_failure(exc)))
     node = None
     try:
         node = node_factory()
@@ -46,6 +53,13 @@ def run(node_factory, args=None):
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+
+
+def init_failure(exc):
+    """Return rcl's reason for refusing ``rclpy.init``, on one line, without its source places."""
+    text = str(exc).replace('failed to initialize rcl: ', '', 1)
+    text = text.split(', at /')[0]  # (rcl appends ", at /path/file.c:line" per layer)
+    return ' '.join(text.split())
 
 
 class FailureCounter:

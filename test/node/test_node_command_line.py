@@ -46,3 +46,20 @@ def test_a_colon_space_in_the_text_is_what_breaks_dash_p(tmp_path):
         node.proc.wait(30)
         assert node.proc.returncode != 0
         assert "Couldn't parse parameter override rule" in node.log()
+
+
+@pytest.mark.parametrize('content', [None, 'rbd_dynamics:\n  ros__parameters: [\n'],
+                         ids=['missing', 'malformed'])
+def test_a_bad_params_file_stops_the_node_with_one_line_and_no_traceback(tmp_path, content):
+    path = tmp_path / 'params.yaml'
+    if content is not None:
+        path.write_text(content)
+    with NodeProcess(params_files=[str(path)]) as node:
+        node.proc.wait(30)
+        log = node.log()
+        assert node.proc.returncode == 1, log
+        assert 'Traceback' not in log, log
+        lines = [line for line in log.splitlines() if 'cannot start' in line]
+        assert len(lines) == 1, log
+        assert "Couldn't parse params file" in lines[0] and str(path) in lines[0], log
+        assert '.c:' not in lines[0], log  # (no C source places)
