@@ -24,6 +24,10 @@ from ..spatial import axis_angle_to_matrix, matrix_to_rpy, rpy_to_matrix
 #: A joint whose recorded positions stay within this range is standing still [rad; a tenth of
 #: it in m for prismatic joints].
 STILL = 1e-3
+#: A joint given to hold (``--hold``) whose recorded positions span more than this is refused:
+#: it moves, and its motion would be modelled as none [rad; a tenth of it in m for prismatic
+#: joints]. Between :data:`STILL` and this, the summary says how far it moves.
+MOVES = 0.05
 _MOVING_TYPES = ('revolute', 'continuous', 'prismatic')
 
 
@@ -89,18 +93,30 @@ def choose(model, limits, states, given=None, still=STILL):
     Raises
     ------
     AnalysisError
-        ``given`` names a joint that is not an independent joint of the model.
+        ``given`` names a joint that is not an independent joint of the model, or one that
+        moves in the recordings by more than :data:`MOVES`.
 
     """
     given = check_given(model, given)
     held = Held()
     for name, kind in zip(model.joint_names, model.joint_types):
         unit = 0.1 if kind == 'prismatic' else 1.0
+        positions = recorded_positions(states, name)
         if name in given:
             held.values[name] = float(given[name])
             held.reasons[name] = 'given'
+            span = np.ptp(positions) if len(positions) else 0.0
+            if span > MOVES * unit:
+                raise AnalysisError(
+                    '--hold %s=%g: %s moves in the recordings (from %.3g to %.3g %s); held, '
+                    'its motion would be modelled as none. Hold only joints that stand still '
+                    '(or record it standing still)'
+                    % (name, given[name], name, positions.min(), positions.max(),
+                       'm' if kind == 'prismatic' else 'rad'))
+            if span > still * unit:
+                held.reasons[name] = 'given; it moves by %.3g %s in the recordings' % (
+                    1e3 * span, 'mm' if kind == 'prismatic' else 'mrad')
             continue
-        positions = recorded_positions(states, name)
         if not len(positions):
             lower, upper, _ = limits.get(name, (None, None, None))
             value = 0.0 if lower is None else max(0.0, lower)

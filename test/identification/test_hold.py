@@ -76,3 +76,31 @@ def test_rpy_round_trip():
                                [[0.3, np.pi / 2, 0.2], [0.0, -np.pi / 2, 1.0]]]):
         R = rpy_to_matrix(rpy)
         np.testing.assert_allclose(rpy_to_matrix(matrix_to_rpy(R)), R, atol=1e-12)
+
+
+def _recorded(names, positions):
+    """Joint states as :func:`hold.choose` reads them: one group of a bag."""
+    from types import SimpleNamespace
+    group = SimpleNamespace(names=list(names), position=np.asarray(positions, dtype=float))
+    return [SimpleNamespace(groups=[group])]
+
+
+def test_a_joint_given_to_hold_that_moves_is_refused_with_its_motion():
+    model = _model(_text(ROBOTS['ur10'][0]))
+    t = np.linspace(0.0, 10.0, 200)
+    swing = 0.3 + 0.4 * np.sin(t)
+    states = _recorded(model.joint_names, np.column_stack([swing] * model.nv))
+    with pytest.raises(AnalysisError, match=r'--hold shoulder_pan_joint=0.3: shoulder_pan_joint '
+                                            r'moves in the recordings \(from -0.1 to 0.7 rad\)'):
+        hold.choose(model, {}, states, {'shoulder_pan_joint': 0.3})
+    # standing still, or nearly (a finger pressed by its drive): held, and how far it moved said
+    still = np.column_stack([swing] + [0.3 + 0.01 * np.sin(t)] + [swing] * (model.nv - 2))
+    held = hold.choose(model, {}, _recorded(model.joint_names, still),
+                       {'shoulder_lift_joint': 0.3})
+    assert held.values == {'shoulder_lift_joint': 0.3}
+    assert held.reasons['shoulder_lift_joint'] == 'given; it moves by 20 mrad in the recordings'
+    # not recorded at all: held where given
+    held = hold.choose(model, {}, _recorded(model.joint_names[1:], still[:, 1:]),
+                       {'shoulder_pan_joint': -0.2})
+    assert held.values == {'shoulder_pan_joint': -0.2}
+    assert held.reasons['shoulder_pan_joint'] == 'given'
