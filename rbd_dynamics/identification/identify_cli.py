@@ -124,6 +124,12 @@ class _StackProgress:
             sys.stderr.write('\n')
 
 
+def _step(text):
+    """Say on standard error which step starts (each may take seconds; the first run longer)."""
+    sys.stderr.write('identify: %s ...\n' % text)
+    sys.stderr.flush()
+
+
 def run(args, out=None):
     """Run the command for parsed arguments; returns ``(exit code, timing)``."""
     out = sys.stdout if out is None else out
@@ -158,6 +164,8 @@ def run(args, out=None):
     scales = read_effort_scale(args.effort_scale, model.joint_names) \
         if args.effort_scale and not estimating else None
     load_specs = [_load_spec(spec, model) for spec in args.load or []]
+    _step('reading %d recording%s' % (len(bags) + len(validate),
+                                      '' if len(bags) + len(validate) == 1 else 's'))
     states = [read_states(b, args.topic, model, timing) for b in bags]
     checked = [read_states(b, args.topic, model, timing) for b in validate]
     described = model
@@ -185,6 +193,7 @@ def run(args, out=None):
     keep, every_speed = fitted_rows(model, fit, min_speed, args.window)
     scale_fit = None
     if estimating:
+        _step('estimating the effort scales')
         loads = [(link, mass, [recording(b, read_states(b, args.topic, described, timing),
                                          model, args.window, args.max_gap, timing, fixed)
                                for b in load_bags]) for link, mass, load_bags in load_specs]
@@ -209,6 +218,8 @@ def run(args, out=None):
     t0 = time.perf_counter()
     widths = args.coulomb_velocity
     if widths is None:
+        _step("identifying the friction width of each joint (a machine's first run also "
+              'compiles its kernels: about a minute)')
         with idf.blas_threads(1):
             widths = recording_widths(model, fit, not args.no_offset, not args.no_armature)
         timing['friction widths'] = time.perf_counter() - t0
@@ -228,6 +239,7 @@ def run(args, out=None):
     options = {} if args.max_condition is None else {'max_condition': args.max_condition}
     if args.max_iterations is not None:
         options['max_iterations'] = args.max_iterations
+    _step('solving for the physically consistent parameters')
     with idf.blas_threads(1):
         try:
             result = idf.solve(stack, **options)
@@ -246,6 +258,7 @@ def run(args, out=None):
     identified_model.compile()
     timing['solving'] = time.perf_counter() - t0
     t0 = time.perf_counter()
+    _step('validating and writing into %s' % args.out)
     rows = []
     for r in validation:
         nominal, identified = predictions(model, identified_model, result, r)
@@ -289,6 +302,8 @@ def run(args, out=None):
                   '%s): %s\n' % (args.effort_scale, DRIVE_NAME, ', '.join(
                       '%s %.6g' % (n, scales[n]) for n in model.joint_names)))
     out.write('wrote %s\n' % ', '.join(written))
+    for line in fit_warnings(model, rows, None if scales is None else scale):
+        sys.stderr.write('identify: warning: %s\n' % line)
     return 0, timing
 
 
@@ -338,6 +353,43 @@ def scale_summary(model, fit, rows):
         lines.append('load on %s: %g kg (given), centre of mass [%s] m (estimated)'
                      % (link, mass, ', '.join('%.4g' % c for c in com)))
     return '\n'.join(lines) + '\n'
+
+
+def fit_warnings(model, rows, scale=None):
+    """
+    Return what makes the written model suspect, one line each (none: nothing).
+
+    Validation rows ``(recording, description, identified)``; ``scale`` ``(nv,)`` the effort
+    scale the efforts were converted by, or ``None``. Said: a joint whose converted efforts the
+    identified model predicts worse (a share of their RMS) than the description predicts the
+    unconverted ones (a wrong scale, or sign: the fit cannot follow it), and an identified model
+    that predicts the validation data worse than the description.
+    """
+    from .report import rms_errors
+    lines = []
+    effort, before, after = rms_errors(rows, model.nv)
+    if scale is not None:
+        sums = np.zeros((2, model.nv))
+        for r, nominal, _ in rows:
+            raw = r.effort / scale
+            sums += ((raw - nominal) ** 2).sum(axis=0), (raw ** 2).sum(axis=0)
+        raw_error, raw_effort = np.sqrt(sums)
+        for j, name in enumerate(model.joint_names):
+            fitted = after[j] / effort[j] if effort[j] > 0 else 0.0
+            described = raw_error[j] / raw_effort[j] if raw_effort[j] > 0 else np.inf
+            if scale[j] != 1.0 and fitted > described:
+                lines.append(
+                    '%s: converted by its scale %.6g, its efforts are predicted to %.1f %% by '
+                    'the identified model, where the description predicts them unconverted to '
+                    '%.1f %%: is the scale (and its sign) right? An effort already in N m (or '
+                    'N) takes the scale 1' % (name, scale[j], 100 * fitted, 100 * described))
+    total, before, after = (np.sqrt((e ** 2).sum()) for e in (effort, before, after))
+    if total > 0 and after > before:
+        lines.append('the identified model predicts the validation data worse than the '
+                     'description (%.1f %% against %.1f %% of the RMS effort): check the units '
+                     'of the efforts (--effort-scale) and the recordings before using it'
+                     % (100 * after / total, 100 * before / total))
+    return lines
 
 
 def every_joint(described, fitted, drive, widths):

@@ -7,6 +7,7 @@ the N m recording, and write the scale into ``drive.yaml`` for the node.
 """
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -67,6 +68,7 @@ def test_scaled_recording_identifies_the_same_model(recordings, tmp_path, capsys
     stdout, stderr = capsys.readouterr()
     assert code == 0, stderr
     assert 'efforts converted to joint torques by drive.effort_scale' in stdout
+    assert 'warning' not in stderr, stderr  # the right scales are not doubted
     a, b = drive_of(plain), drive_of(scaled)
     np.testing.assert_allclose(b['effort_scale'], SCALE)
     assert 'effort_scale' not in a
@@ -81,6 +83,22 @@ def test_scaled_recording_identifies_the_same_model(recordings, tmp_path, capsys
             drive['coulomb_velocity']))
     rms = np.sqrt((predicted[0] ** 2).mean(axis=0))
     assert np.abs(predicted[1] - predicted[0]).max(axis=0).max() < 1e-3 * rms.max()
+
+
+def test_a_wrong_scale_is_warned_of(recordings, tmp_path, capsys):
+    """Scales (one of the wrong sign) given to efforts already in N m: identified, and said."""
+    names = recordings['names']
+    scale = np.array([2.0, 2.0, -2.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+    path = scale_file(tmp_path / 'scale.yaml', names, scale)
+    code = identify_cli.main([demo_urdf_path(), recordings['torque'], '--effort-scale',
+                              str(path), '--out', str(tmp_path / 'out')])
+    _, stderr = capsys.readouterr()
+    assert code == 0, stderr
+    doubted = re.findall(r'warning: (\w+): converted by its scale', stderr)
+    # joint1 turns about the vertical: no gravity on it, and its efforts twice as large are
+    # fitted as about twice the inertia about that axis, as well as the right ones; joint2
+    # carries the arm's weight and joint3 has the wrong sign, which no consistent model follows
+    assert doubted == list(names[1:3]), stderr
 
 
 @pytest.mark.parametrize('content, message', [
