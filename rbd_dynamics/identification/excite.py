@@ -274,6 +274,10 @@ class Excitation:
         :class:`FourierBasis` ``basis`` (:meth:`at` evaluates it at any time).
     iterations, seconds, message
         optimiser iterations, the design's wall time [s] and the optimiser's last word.
+    optimised, scale
+        the condition number of the optimiser's result on its own samples (what its progress
+        shows), and the factor the series was shrunk by towards the start pose so that every
+        limit and clearance holds on the written grid (1: not shrunk).
 
     """
 
@@ -608,10 +612,11 @@ def _design(model, urdf_text, duration, start, harmonics, period, margin, accele
             state['message'] = '%s (the last iterate within the limits kept)' % result.message
 
     # the written grid: shrink towards the start pose until every limit holds on it
+    optimised = math.exp(problem.evaluate(best)[0])
     Z = best.reshape(model.nv, basis.size)
     nominal = {'viscous': model.damping, 'coulomb': model.friction,
                'coulomb_velocity': coulomb_velocity}
-    for _ in range(100):
+    for shrinks in range(100):
         t, q, qd, qdd = _sample(model, basis, start, Z, duration)
         tau = rnea(model, q, qd, qdd) + drive_torques(qd, qdd, **nominal)
         bad = _violations(model, limits, q, qd, qdd, tau)
@@ -637,6 +642,8 @@ def _design(model, urdf_text, duration, start, harmonics, period, margin, accele
     out.basis = basis
     out.iterations = state['iteration']
     out.message = state['message']
+    out.optimised = optimised
+    out.scale = 0.98 ** shrinks
     out.collisions, out.left_out = collisions, dropped
     out.need = problem.need
     out.seconds = time.monotonic() - began

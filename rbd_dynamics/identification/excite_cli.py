@@ -4,7 +4,9 @@
 (``[--out DIR]`` and the options of ``--help``.)
 Designs an excitation (:mod:`.excite`) and writes ``DIR/excitation.yaml``. Exit codes: 0
 written, 1 unusable input (description, start pose, limits; the message names the problem),
-2 a command line that does not parse.
+2 a command line that does not parse, 3 the motion designed does not determine the base
+parameters as ``identify`` requires (its condition number over
+:data:`~.fit.DEFAULT_MAX_CONDITION`; the message says why, nothing is written).
 """
 
 import argparse
@@ -14,6 +16,7 @@ import sys
 import numpy as np
 
 from . import collision, excite
+from .fit import DEFAULT_MAX_CONDITION, NotExcitedError
 from ..analysis import AnalysisError, exit_code, require
 
 FILE_NAME = 'excitation.yaml'
@@ -157,6 +160,14 @@ def _run(args):
                                args.seed, progress=progress, collisions=world)
     finally:
         progress.finish()
+    if not result.condition <= DEFAULT_MAX_CONDITION:
+        raise NotExcitedError(
+            'the motion designed does not determine the base parameters: condition number '
+            '%.3g, more than identify accepts (%.3g). %s. Nothing written; try another --start '
+            '(further from the limits and obstacles), a smaller --clearance or --margin, or more '
+            '--iterations' % (result.condition, DEFAULT_MAX_CONDITION, why_worse(result)),
+            [n for n, c in zip(model.joint_names, covered(result)) if c < 0.5],
+            result.condition)
     path = os.path.join(args.out, FILE_NAME)
     partial = path + '.partial'
     try:
@@ -175,6 +186,25 @@ def _run(args):
     return 0
 
 
+def covered(result):
+    """Return each joint's range in the motion, a share of what it should cover."""
+    return np.ptp(result.q, axis=0) / result.need
+
+
+def why_worse(result):
+    """Say why the written motion's condition number differs from the optimiser's last one."""
+    text = 'The optimiser reached %.4g on its samples' % result.optimised
+    if result.scale < 1.0:
+        text += ('; the motion was then shrunk to %.0f %% of its size, towards the start '
+                 'pose, to keep every limit and clearance on the written %g ms grid'
+                 % (100 * result.scale, 1e3 * excite.STEP))
+    if 'kept' in result.message:
+        text += '; its last iterate left a clearance, so the last one within them was kept'
+    shares = covered(result)
+    return text + ' (joints cover %.0f to %.0f %% of their share of range)' % (
+        100 * shares.min(), 100 * shares.max())
+
+
 def summary(result, model):
     """Return the printed report: condition number, duration, and the peaks against the limits."""
     lim = result.limits
@@ -187,6 +217,8 @@ def summary(result, model):
              % (result.time[-1], int(round(result.time[-1] / result.period)), result.period,
                 result.harmonics, 1.0 / result.period, result.harmonics / result.period,
                 len(result.time), 1e3 * excite.STEP)]
+    if abs(result.condition - result.optimised) > 0.01 * result.optimised:
+        lines.insert(1, '  %s' % why_worse(result))
     width = max(len(n) for n in model.joint_names)
     # positions in rad (revolute joints) or m (prismatic), accelerations per s^2
     lines.append('%-*s %12s %12s %12s %11s %12s %20s %12s'
@@ -197,11 +229,11 @@ def summary(result, model):
         peak = np.abs(values).max()
         return '%12.2f' % (peak / bound) if np.isfinite(bound) else '%12s' % '-'
 
+    shares = covered(result)
     for j, name in enumerate(model.joint_names):
-        covered = np.ptp(result.q[:, j]) / result.need[j]
         lines.append('%-*s %12.4f %12.4f %12.4f %11.2f %s %20.4g %s'
                      % (width, name, result.q[0, j], result.q[:, j].min(), result.q[:, j].max(),
-                        covered, share(result.qd[:, j], lim.velocity[j]),
+                        shares[j], share(result.qd[:, j], lim.velocity[j]),
                         np.abs(result.qdd[:, j]).max(),
                         share(result.tau[:, j], lim.effort[j])))
     lines += _world_lines(result)

@@ -121,10 +121,24 @@ def test_excitation_within_every_limit_at_rest_at_both_ends(tight_arm, designed)
 def test_optimising_lowers_the_condition_number(tight_arm, designed, tmp_path):
     """The optimiser's work shows: the design is better conditioned than its first guess."""
     code, out, err = run_excite(design_args(tight_arm, tmp_path, 0))
-    assert code == 0, err
+    # the first guess alone is too poor for identify: refused, with its condition number
+    assert code == 3, err
     assert designed[0] == 0, designed[2]
-    first, optimised = condition_of(out), condition_of(designed[1])
+    first, optimised = condition_of(err), condition_of(designed[1])
     assert optimised < 0.5 * first, (first, optimised)
+
+
+def test_a_motion_identify_would_refuse_is_not_written(tight_arm, tmp_path):
+    """A margin that leaves every joint 1 % of its range: refused, saying why; nothing written."""
+    out = tmp_path / 'out'
+    code, _, err = run_excite(design_args(tight_arm, out, 3) + ['--margin', '0.499'])
+    assert code == 3, err
+    assert 'Traceback' not in err
+    reason = re.search(r'condition number ([0-9.e+]+), more than identify accepts \(1e\+05\)\. '
+                       r'The optimiser reached ([0-9.e+]+) on its samples', err)
+    assert reason, err
+    assert float(reason.group(1)) > 1e5
+    assert 'Nothing written' in err and not out.exists()
 
 
 @pytest.mark.parametrize('args, message', [

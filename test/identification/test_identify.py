@@ -374,7 +374,7 @@ def test_identify_writes_a_description_urdfdom_reads(arm, bags, tmp_path, capsys
     assert sorted(os.listdir(out)) == sorted(OUTPUTS)
     # every step that can take long says so as it starts, and nothing is doubted
     steps = re.findall(r'^identify: (\w+ \w+)', stderr, re.M)
-    assert steps == ['reading 1', 'identifying the', 'solving for', 'validating and'], stderr
+    assert steps == ['reading 2', 'identifying the', 'solving for', 'validating and'], stderr
     assert 'condition number' in stdout and 'undetermined' in stdout
     assert 'moving states only' in stdout and 'left out of the fit' in stdout
     assert 'link1: m mcx mcy mcz ixx ixy ixz iyy iyz' in stdout
