@@ -136,6 +136,11 @@ def _parser(command):
                                  "per unit of the driver's effort, in its joints' order): the "
                                  'recorded efforts are converted to joint torques before they '
                                  'are compared and written')
+        parser.add_argument('--params-file', metavar='FILE',
+                            help="a node parameters file with drive.* (identify's drive.yaml): "
+                                 'its friction and armature are added to the torques and its '
+                                 'drive.effort_scale converts the recorded efforts, as the node '
+                                 'does with drive.compensate')
     else:
         parser.add_argument('input', metavar='FILE',
                             help='JointTrajectory as YAML (ros2 topic echo --once output)')
@@ -173,10 +178,17 @@ def _analyse(command, args):
                        args.root_link)
     pipeline.check_model(model)
     check_given(model, hold)
-    scale = {}
+    scale, drive = {}, None
+    if command == 'bag' and args.effort_scale and args.params_file:
+        raise AnalysisError('give the effort scale with --effort-scale or in --params-file, '
+                            'not both')
     if command == 'bag' and args.effort_scale:  # before the bag: a bad file fails at once
         from ..identification.units import read_effort_scale
         scale = read_effort_scale(args.effort_scale, model.joint_names)
+    if command == 'bag' and args.params_file:
+        from ..identification.units import read_drive
+        drive = read_drive(args.params_file, model)
+        scale = dict(zip(model.joint_names, drive['effort_scale'].tolist()))
     if command == 'bag':
         from .bag import ProgressPrinter, read_joint_states
         from .merge import merge_joint_states
@@ -198,7 +210,7 @@ def _analyse(command, args):
                                 'recorded' % (args.effort_scale, ', '.join(missing)))
         for name, values in merged.effort.items():  # the driver's units -> joint torques
             merged.effort[name] = values * scale.get(name, 1.0)
-        table = pipeline.bag_table(model, merged, args.window)
+        table = pipeline.bag_table(model, merged, args.window, drive=drive)
         origin = 'time 0 = stamp %d.%09d' % divmod(merged.origin_ns, 1000000000)
         title = '%s: %d states from %s, %s' % (os.path.basename(args.input.rstrip('/')),
                                                len(table.time), args.topic, origin)
@@ -224,6 +236,9 @@ def _analyse(command, args):
     if command == 'bag' and args.effort_scale:
         print('efforts converted to joint torques by drive.effort_scale of %s'
               % args.effort_scale)
+    if drive is not None:
+        print('torques with the drive of %s (viscous and Coulomb friction, armature); efforts '
+              'converted by its drive.effort_scale (1 where it gives none)' % args.params_file)
     print(report.summary(table))
     print('wrote %s' % ' and '.join(written))
     if command == 'trajectory':

@@ -11,6 +11,7 @@ from . import AnalysisError
 from .differentiate import DEFAULT_ORDER, DEFAULT_WINDOW, derivative
 from .report import TorqueTable
 from ..control.joint_states import joint_state_problem
+from ..drive import drive_torques
 from ..dynamics import rnea
 
 
@@ -62,9 +63,12 @@ def state_derivatives(merged, window=DEFAULT_WINDOW, order=DEFAULT_ORDER):
     return qd, qdd
 
 
-def torque_table(model, time, q, qd, qdd, effort=None, time_label='time [s]'):
+def torque_table(model, time, q, qd, qdd, effort=None, time_label='time [s]', drive=None):
     """
     Return the table of states and their ``rnea`` torques (one batch call).
+
+    ``drive``: ``{'viscous', 'coulomb', 'armature', 'coulomb_velocity'}`` arrays ``(nv,)``
+    whose torques (:func:`~rbd_dynamics.drive_torques`) are added, or ``None``.
 
     Raises
     ------
@@ -73,6 +77,9 @@ def torque_table(model, time, q, qd, qdd, effort=None, time_label='time [s]'):
 
     """
     tau = rnea(model, q, qd, qdd)
+    if drive is not None:
+        tau = tau + drive_torques(qd, qdd, drive['viscous'], drive['coulomb'], drive['armature'],
+                                  drive['coulomb_velocity'])
     finite = np.isfinite(tau).all(axis=1)
     if not finite.all():
         row = int(np.argmin(finite))
@@ -83,10 +90,10 @@ def torque_table(model, time, q, qd, qdd, effort=None, time_label='time [s]'):
                        model.effort_limits, time_label)
 
 
-def bag_table(model, merged, window=DEFAULT_WINDOW, order=DEFAULT_ORDER):
+def bag_table(model, merged, window=DEFAULT_WINDOW, order=DEFAULT_ORDER, drive=None):
     """Compute derivatives and torques of merged joint states (see :func:`state_derivatives`)."""
     qd, qdd = state_derivatives(merged, window, order)
-    return torque_table(model, merged.time, merged.q, qd, qdd, merged.effort)
+    return torque_table(model, merged.time, merged.q, qd, qdd, merged.effort, drive=drive)
 
 
 def trajectory_table(model, trajectory, hold=None):

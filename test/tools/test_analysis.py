@@ -194,6 +194,49 @@ def test_bag_converts_efforts_in_the_drivers_units(model, tmp_path, capsys):
     assert not os.path.exists(tmp_path / 'refused')
 
 
+def test_bag_with_a_drive_file_adds_its_friction_and_converts_by_its_scale(
+        model, tmp_path, capsys):
+    """``--params-file drive.yaml``: the drive's torques added, efforts converted by its scale."""
+    scale = np.array([12.0, 15.0, -9.5, 7.0, 3.0, 2.5, 1.5])
+    viscous = np.linspace(0.5, 2.0, 7)
+    coulomb = np.linspace(1.0, 0.3, 7)
+    armature = np.linspace(0.2, 0.05, 7)
+    _, messages = two_publishers(model)
+    for _, msg in messages:
+        if len(msg.effort):
+            msg.effort = np.asarray(msg.effort) / scale
+    bag = write_bag(tmp_path / 'bag', messages)
+    drive_file = tmp_path / 'drive.yaml'
+    drive_file.write_text(
+        '/**:\n  ros__parameters:\n    joints: [%s]\n    drive:\n      effort_scale: [%s]\n'
+        '      viscous: [%s]\n      coulomb: [%s]\n      armature: [%s]\n'
+        '      coulomb_velocity: 0.05\n'
+        % tuple(', '.join('%r' % float(v) for v in values) if k else ', '.join(values)
+                for k, values in enumerate((ARM, scale, viscous, coulomb, armature))))
+    out = tmp_path / 'out'
+    assert cli.main(['bag', demo_urdf_path(), bag, '--params-file', str(drive_file),
+                     '--out', str(out)]) == 0
+    assert 'torques with the drive of' in capsys.readouterr().out
+    header, data = read_csv(out / 'torques.csv')
+    names = model.joint_names
+    q, qd, qdd = (table(header, data, p, names) for p in ('q', 'qd', 'qdd'))
+    full = lambda values, rest: np.concatenate([values, [rest]])  # noqa: E731 (the finger)
+    expected = rbd.rnea(model, q, qd, qdd) + rbd.drive_torques(
+        qd, qdd, full(viscous, model.damping[7]), full(coulomb, model.friction[7]),
+        full(armature, 0.0), 0.05)
+    tau = table(header, data, 'tau', names)
+    np.testing.assert_allclose(tau, expected, rtol=1e-9, atol=1e-9)
+    effort = table(header, data, 'effort', ARM)
+    rigid = rbd.rnea(model, q, qd, qdd)[:, :7]
+    interior = slice(len(tau) // 10, -len(tau) // 10)
+    assert np.abs(effort - rigid - 0.5)[interior].max() < 0.05  # converted to N m
+    # both a scale file and a drive file: which scale is meant is not guessed
+    code, _, err = run_cli(['bag', demo_urdf_path(), bag, '--params-file', str(drive_file),
+                            '--effort-scale', str(drive_file), '--out', str(tmp_path / 'no')])
+    assert code == 1 and 'not both' in err and 'Traceback' not in err, err
+    assert not os.path.exists(tmp_path / 'no')
+
+
 def check_png(path, panels):
     from matplotlib import image
     picture = image.imread(str(path))
