@@ -138,9 +138,9 @@ def _parser(command):
                                  'are compared and written')
         parser.add_argument('--params-file', metavar='FILE',
                             help="a node parameters file with drive.* (identify's drive.yaml): "
-                                 'its friction and armature are added to the torques and its '
-                                 'drive.effort_scale converts the recorded efforts, as the node '
-                                 'does with drive.compensate')
+                                 'its friction and armature are added to the torques, its '
+                                 'drive.effort_scale converts the recorded efforts and its '
+                                 'drive.effort_offset is taken off them')
     else:
         parser.add_argument('input', metavar='FILE',
                             help='JointTrajectory as YAML (ros2 topic echo --once output)')
@@ -208,8 +208,10 @@ def _analyse(command, args):
         if missing:  # (joints recorded without efforts need none)
             raise AnalysisError('--effort-scale %s gives no scale for %s, whose efforts are '
                                 'recorded' % (args.effort_scale, ', '.join(missing)))
+        offset = {} if drive is None else dict(zip(model.joint_names,
+                                                   drive['effort_offset'].tolist()))
         for name, values in merged.effort.items():  # the driver's units -> joint torques
-            merged.effort[name] = values * scale.get(name, 1.0)
+            merged.effort[name] = values * scale.get(name, 1.0) - offset.get(name, 0.0)
         table = pipeline.bag_table(model, merged, args.window, drive=drive)
         origin = 'time 0 = stamp %d.%09d' % divmod(merged.origin_ns, 1000000000)
         title = '%s: %d states from %s, %s' % (os.path.basename(args.input.rstrip('/')),
@@ -238,7 +240,8 @@ def _analyse(command, args):
               % args.effort_scale)
     if drive is not None:
         print('torques with the drive of %s (viscous and Coulomb friction, armature); efforts '
-              'converted by its drive.effort_scale (1 where it gives none)' % args.params_file)
+              'converted by its drive.effort_scale (1 where it gives none), less its '
+              'drive.effort_offset (0 where it gives none)' % args.params_file)
     print(report.summary(table))
     print('wrote %s' % ' and '.join(written))
     if command == 'trajectory':

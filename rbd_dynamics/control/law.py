@@ -44,6 +44,7 @@ PER_JOINT = {
     'drive.coulomb': "the URDF's <dynamics friction>",
     'drive.armature': 'zero',
     'drive.effort_scale': 'one (efforts in N m or N)',
+    'drive.effort_offset': 'zero (no bias)',
     'limits.effort': "the URDF's <limit effort>",
     'contact.threshold': 'no contact detection',
 }
@@ -217,6 +218,9 @@ class Setup:
     effort_scale
         ``(nv,)`` joint torque per unit of the driver's effort, model order (ones where not
         given); ``command_scale``: the outputs' (``joints`` order).
+    effort_offset, offset
+        ``(nv,)`` the measured efforts' bias [N m or N], model order (zeros where not given),
+        and whether any is non-zero.
     effort_limits
         ``(len(joints),)`` limits of the outputs, ``inf`` for none.
     continuous
@@ -295,6 +299,11 @@ class Setup:
                              % (list(lists['drive.effort_scale']),))
         self.command_scale = self.effort_scale[self.rows]
         self.scaled = bool((self.effort_scale != 1.0).any())
+        self.effort_offset = self._model_order(lists['drive.effort_offset'], np.zeros(model.nv))
+        if not np.isfinite(self.effort_offset).all():
+            raise ValueError('drive.effort_offset must be finite [N m or N], got %r'
+                             % (list(lists['drive.effort_offset']),))
+        self.offset = bool((self.effort_offset != 0.0).any())
         limits = self._model_order(lists['limits.effort'], model.effort_limits)[self.rows]
         limits[limits == 0.0] = np.inf  # 0: unlimited, as in a URDF
         self.effort_limits = limits
@@ -585,7 +594,8 @@ class Controller:
         Torques for the measured state ``q``, ``qd`` (model order) at time ``now_ns``.
 
         With the observer on, ``effort`` (``(nv,)`` measured in the driver's units, model
-        order, finite; turned into joint torques by ``drive.effort_scale``) and the joint
+        order, finite; turned into joint torques by ``drive.effort_scale``, less
+        ``drive.effort_offset``) and the joint
         state's ``stamp_ns`` advance it; ``effort`` ``None`` pauses it. On a detected
         contact with the reaction ``gravity_compensation``, this state's command is already
         the gravity compensation. With ``command_output: task``, the command is the
@@ -626,6 +636,8 @@ class Controller:
             else:
                 if setup.scaled:
                     effort = effort * setup.effort_scale
+                if setup.offset:  # a bias of the measurement, not a torque on the robot
+                    effort = effort - setup.effort_offset
                 pending = [setup, q, qd, effort, stamp_ns, f_obs,
                            tau_g_model if f_g is None else None, carried, None]
                 if not (observe_later and not setup.react):

@@ -268,9 +268,13 @@ def run(args, out=None):
     t0 = time.perf_counter()
     notes = ['Drive identified by python -m rbd_dynamics identify from %s.'
              % ', '.join(os.path.basename(b.rstrip('/')) for b in bags)]
+    effort_offset = None
     if not args.no_offset:
-        notes.append('Effort offsets (a sensor nuisance, not a node parameter): %s'
-                     % ', '.join('%.4g' % v for v in result.drive['offset']))
+        notes.append('drive.effort_offset: the bias of the measured efforts (a sensor '
+                     'nuisance); the node takes it off them before the contact observer.')
+        index = {name: j for j, name in enumerate(model.joint_names)}
+        effort_offset = [float(result.drive['offset'][index[name]]) if name in index else 0.0
+                         for name in described.joint_names]
     drive = every_joint(described, model, result.drive, layout.coulomb_velocity)
     effort_scale = None
     if scales is not None:
@@ -281,10 +285,12 @@ def run(args, out=None):
                         else 'from %s' % os.path.basename(args.effort_scale)))
         effort_scale = [scales.get(name, 1.0) for name in described.joint_names]
     written = write_all(args.out, {
-        URDF_NAME: text_out, DRIVE_NAME: drive_yaml(*drive, notes, effort_scale=effort_scale),
+        URDF_NAME: text_out, DRIVE_NAME: drive_yaml(*drive, notes, effort_scale=effort_scale,
+                                                    effort_offset=effort_offset),
         DESCRIPTION_NAME: drive_yaml(*drive, notes + [
             'The identified description and drive: run the node with --params-file on this '
-            'file alone.'], description=text_out, effort_scale=effort_scale),
+            'file alone.'], description=text_out, effort_scale=effort_scale,
+            effort_offset=effort_offset),
         CSV_NAME: lambda path: _write_csv(path, model.joint_names, rows),
         PNG_NAME: lambda path: _plot(path, model.joint_names, rows, args.plot_points)})
     timing['writing'] = time.perf_counter() - t0

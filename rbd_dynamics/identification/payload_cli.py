@@ -127,7 +127,7 @@ def _from_efforts(args, model, text, bags):
             arm = rnea(model, q, qd, qdd) + drive_torques(
                 qd, qdd, drive['viscous'], drive['coulomb'], drive['armature'],
                 drive['coulomb_velocity'])
-            b.append(r.effort[part] * drive['effort_scale'] - arm)
+            b.append(r.effort[part] * drive['effort_scale'] - drive['effort_offset'] - arm)
             A.append(joint_columns(model, args.link, q, qd, qdd))
     A, b = np.concatenate(A), np.concatenate(b)
     # the joints whose torques the payload moves

@@ -152,7 +152,7 @@ def summary(model, result, stack, rows, held_out, bags, timing, min_speed=0.0,
         '[%s]' % ', '.join('%.4g' % v for v in values) for values in (
             d['viscous'], d['coulomb'], layout.coulomb_velocity, d['armature'])))
     if ('offset', 0) in layout.drive:
-        lines.append('effort offsets (reported, not in drive.yaml): [%s]'
+        lines.append('effort offsets (drive.effort_offset in drive.yaml): [%s]'
                      % ', '.join('%.4g' % v for v in d['offset']))
     not_armature = sorted(set(layout.inseparable_armature) | set(result.weak_armature))
     if not_armature:

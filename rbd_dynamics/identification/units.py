@@ -83,17 +83,19 @@ def read_effort_scale(path, joint_names):
 
 
 #: The drive parameters a parameters file may set, with their defaults' names.
-DRIVE_KEYS = ('viscous', 'coulomb', 'armature', 'coulomb_velocity', 'effort_scale')
+DRIVE_KEYS = ('viscous', 'coulomb', 'armature', 'coulomb_velocity', 'effort_scale',
+              'effort_offset')
 
 
 def read_drive(path, model):
     """
     Return the drive of a node parameters file, per joint in ``model.joint_names`` order.
 
-    ``{'viscous', 'coulomb', 'armature', 'coulomb_velocity', 'effort_scale'}`` arrays
-    ``(nv,)``: the file's values (``drive.*`` in its ``joints`` order; ``coulomb_velocity`` one
-    number or one per joint), else the description's damping and friction, no armature, the
-    node's default width and a scale of 1. ``path`` ``None``: all defaults.
+    ``{'viscous', 'coulomb', 'armature', 'coulomb_velocity', 'effort_scale',
+    'effort_offset'}`` arrays ``(nv,)``: the file's values (``drive.*`` in its ``joints``
+    order; ``coulomb_velocity`` one number or one per joint), else the description's damping
+    and friction, no armature, the node's default width, a scale of 1 and no offset.
+    ``path`` ``None``: all defaults.
 
     Raises
     ------
@@ -107,7 +109,7 @@ def read_drive(path, model):
     out = {'viscous': np.array(model.damping, dtype=float),
            'coulomb': np.array(model.friction, dtype=float),
            'armature': np.zeros(model.nv), 'coulomb_velocity': np.full(model.nv, COULOMB_VELOCITY),
-           'effort_scale': np.ones(model.nv)}
+           'effort_scale': np.ones(model.nv), 'effort_offset': np.zeros(model.nv)}
     if path is None:
         return out
     where = '--params-file %s' % path

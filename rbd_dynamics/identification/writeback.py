@@ -103,7 +103,7 @@ def _indent(element, indent):
 
 
 def drive_yaml(joint_names, viscous, coulomb, armature, coulomb_velocity, notes=(),
-               description=None, effort_scale=None):
+               description=None, effort_scale=None, effort_offset=None):
     """
     Return a node parameters file with the identified drive (``--params-file`` as it is).
 
@@ -111,7 +111,8 @@ def drive_yaml(joint_names, viscous, coulomb, armature, coulomb_velocity, notes=
     ``description`` (URDF text), the file carries it as ``robot_description``, a literal block:
     the text reaches the node exactly, whatever it holds (``-p robot_description:=...`` on
     the command line is parsed as YAML, and a comment with ``: `` in it breaks it). With
-    ``effort_scale`` (one per joint), the file carries ``drive.effort_scale`` too.
+    ``effort_scale`` (one per joint), the file carries ``drive.effort_scale`` too, and with
+    ``effort_offset`` (one per joint) ``drive.effort_offset``.
     """
     def values(array):
         return '[%s]' % ', '.join(repr(float(v)) for v in array)
@@ -137,4 +138,6 @@ def drive_yaml(joint_names, viscous, coulomb, armature, coulomb_velocity, notes=
               '      armature: %s' % values(armature)]
     if effort_scale is not None:
         lines.append('      effort_scale: %s' % values(effort_scale))
+    if effort_offset is not None:
+        lines.append('      effort_offset: %s' % values(effort_offset))
     return '\n'.join(lines) + '\n'

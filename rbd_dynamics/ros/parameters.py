@@ -191,6 +191,11 @@ PARAMETERS = (
          'gear ratio, with its sign]: measured efforts are multiplied by it, ~/effort_commands '
          'and ~/trajectory_with_effort divided; empty: all 1 (the driver speaks N m or N)',
          SETUP, _non_zero, 'len(joints) finite non-zero numbers, or empty'),
+    Spec('drive.effort_offset', [], T.DOUBLE_ARRAY, 'constant bias of the measured efforts '
+         'per joint in joints order [N m or N, after drive.effort_scale], as identify writes '
+         'it: taken off the measured efforts before the observer, so that a sensor bias is not '
+         'an external torque; no output changes; empty: none', SETUP, _finite(0),
+         'len(joints) finite numbers, or empty'),
     Spec('drive.velocity', 'measured', T.STRING, 'velocity of the friction terms: measured, '
          'or desired (the desired velocity while a fresh one exists)', SETUP,
          _one_of(DRIVE_VELOCITIES), ' or '.join(DRIVE_VELOCITIES)),

@@ -327,11 +327,13 @@ def bags(tmp_path_factory, arm):
     text, nominal, true_text, true, limits = arm
     rng = np.random.default_rng(11)
     viscous, coulomb = rng.uniform(0.2, 2.0, nominal.nv), rng.uniform(0.2, 2.0, nominal.nv)
-    out = {'viscous': viscous, 'coulomb': coulomb}
+    # the sensors' bias, the same in both recordings
+    offset = np.concatenate([rng.uniform(-1.0, 1.0, nominal.nv - 1), [0.0]])
+    out = {'viscous': viscous, 'coulomb': coulomb, 'offset': offset}
     for name, seed, duration in (('fit', 3, 40.0), ('check', 8, 10.0)):
         t = np.arange(0.0, duration, 0.004)
         q, qd, qdd = Motion(nominal, limits, seed=seed)(t)
-        tau = efforts(true, q, qd, qdd, viscous, coulomb)
+        tau = efforts(true, q, qd, qdd, viscous, coulomb) + offset
         tau += 0.01 * np.sqrt((tau ** 2).mean(axis=0)) * rng.normal(size=tau.shape)
         out[name] = write_joint_states(root / name, nominal.joint_names, t, q, qd, tau)
     # joint4 swings; the others tremble by 0.01 rad (more than standing still: not held)
@@ -419,7 +421,12 @@ def test_identify_writes_a_description_urdfdom_reads(arm, bags, tmp_path, capsys
     params = yaml.safe_load((out / 'drive.yaml').read_text())
     node = params['/**']['ros__parameters']
     assert node['joints'] == list(nominal.joint_names)
-    assert set(node['drive']) == {'viscous', 'coulomb', 'coulomb_velocity', 'armature'}
+    assert set(node['drive']) == {'viscous', 'coulomb', 'coulomb_velocity', 'armature',
+                                  'effort_offset'}
+    # the sensors' bias found, for the node to take off the measured efforts (to 0.1 N m: on
+    # joint2, which carries the arm, a constant trades against its gravity terms by 0.05 N m)
+    np.testing.assert_allclose(node['drive']['effort_offset'][:7], bags['offset'][:7],
+                               rtol=0, atol=0.1)
     # a width per joint, identified: the data's 0.01 rad/s where the joint moves
     widths = np.array(node['drive']['coulomb_velocity'])
     assert widths.shape == (nominal.nv,) and (widths > 0).all()
