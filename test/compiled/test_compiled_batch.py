@@ -100,13 +100,21 @@ def test_batches_of_any_input_kind_after_a_second_warm_up(tmp_path):
     cache, then frozen by a second model's warm-up, still take batches whose inputs are
     broadcast (read-only) or not: every batch reaches them as one array type.
     """
-    from rbd_dynamics import compiled
+    # the package as a process started from elsewhere imports it: in a colcon workspace the
+    # install space's, whose kernels are cached elsewhere than those of the copy this test
+    # process may have imported (the source tree's)
+    probe = ('from numba.core.caching import _CacheLocator\n'
+             'from rbd_dynamics import compiled\n'
+             'print(compiled.cache_directory())\n'
+             'print(_CacheLocator.get_suitable_cache_subpath(compiled.rnea.__file__))\n')
+    found = subprocess.run([sys.executable, '-c', probe], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=600)
+    assert found.returncode == 0, found.stderr[-2000:]
+    source, subpath = found.stdout.splitlines()[-2:]
     # numba's cache of the kernels without the batch kernels', in a directory of its own
-    from numba.core.caching import _CacheLocator
-    source = compiled.cache_directory()
-    target = tmp_path / _CacheLocator.get_suitable_cache_subpath(compiled.rnea.__file__)
+    target = tmp_path / subpath
     target.mkdir(parents=True)
-    cached = [name for name in (os.listdir(source) if source else ())
+    cached = [name for name in (os.listdir(source) if os.path.isdir(source) else ())
               if name.endswith(('.nbi', '.nbc')) and 'batch' not in name
               and 'eom_range' not in name]
     for name in cached:
