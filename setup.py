@@ -45,6 +45,7 @@ setup(
             'rbd_dynamics_sim = rbd_dynamics.ros.sim_driver:main',
             'rbd_dynamics_trajectory = rbd_dynamics.ros.swings:main',
             'rbd_dynamics_send = rbd_dynamics.ros.send:main',
+            'rbd_dynamics_record = rbd_dynamics.ros.record:main',
         ],
     },
 )

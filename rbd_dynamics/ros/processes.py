@@ -47,6 +47,7 @@ NODE = ('rbd_dynamics_node', 'rbd_dynamics.ros.node')
 SIM = ('rbd_dynamics_sim', 'rbd_dynamics.ros.sim_driver')
 TRAJECTORY = ('rbd_dynamics_trajectory', 'rbd_dynamics.ros.swings')
 SEND = ('rbd_dynamics_send', 'rbd_dynamics.ros.send')
+RECORD = ('rbd_dynamics_record', 'rbd_dynamics.ros.record')
 
 
 class RosProcess:
