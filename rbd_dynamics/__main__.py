@@ -14,6 +14,7 @@ arguments go to xacro.
     python -m rbd_dynamics payload ROBOT BAG --link L a payload from recorded efforts
     python -m rbd_dynamics contact ROBOT BAG ...      contact thresholds from free motions
     python -m rbd_dynamics record OUT [TOPIC ...]     record topics into a rosbag2 (rclpy)
+    python -m rbd_dynamics description ROBOT ...      a parameters file with the description
     python -m rbd_dynamics precompile                 compile the kernels ahead of time
 
 (see ``python -m rbd_dynamics bag --help``; :mod:`rbd_dynamics.analysis`)
@@ -52,6 +53,9 @@ def main(argv=None):
     if argv and argv[0] == 'identify':
         from .identification.identify_cli import main as identify_main
         return identify_main(argv[1:])
+    if argv and argv[0] == 'description':
+        from .analysis.description_cli import main as description_main
+        return description_main(argv[1:])
     if argv and argv[0] == 'record':
         from .ros.record import main as record_main
         return record_main(['rbd_dynamics record'] + argv[1:])

@@ -102,6 +102,23 @@ def _indent(element, indent):
     element[-1].tail = indent
 
 
+def description_lines(text):
+    """
+    Return ``robot_description: ...`` as lines of a parameters file (under ``ros__parameters``).
+
+    A literal block, its indentation given (``|2``: two more than the key), so that the text
+    reaches the node exactly, a first line that starts with spaces included.
+    """
+    body = ['      ' + line if line else '' for line in text.rstrip('\n').split('\n')]
+    return ['    robot_description: |2'] + body
+
+
+def description_yaml(text, notes=()):
+    """Return a node parameters file that gives the node the description ``text``."""
+    head = ['# %s' % note for note in notes] + ['%s:' % NODE_KEY, '  ros__parameters:']
+    return '\n'.join(head + description_lines(text)) + '\n'
+
+
 def drive_yaml(joint_names, viscous, coulomb, armature, coulomb_velocity, notes=(),
                description=None, effort_scale=None, effort_offset=None):
     """
@@ -124,11 +141,7 @@ def drive_yaml(joint_names, viscous, coulomb, armature, coulomb_velocity, notes=
               '# as the efforts it was identified from contained them.',
               '%s:' % NODE_KEY, '  ros__parameters:']
     if description is not None:
-        # the block's indentation given (|2: two more than the key), so a first line that
-        # starts with spaces stays as it is
-        lines.append('    robot_description: |2')
-        lines += ['      ' + line if line else ''
-                  for line in description.rstrip('\n').split('\n')]
+        lines += description_lines(description)
     lines += ['    joints: [%s]' % ', '.join(json.dumps(name) for name in joint_names),
               '    drive:',
               '      viscous: %s' % values(viscous),

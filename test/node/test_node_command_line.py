@@ -63,3 +63,33 @@ def test_a_bad_params_file_stops_the_node_with_one_line_and_no_traceback(tmp_pat
         assert len(lines) == 1, log
         assert "Couldn't parse params file" in lines[0] and str(path) in lines[0], log
         assert '.c:' not in lines[0], log  # (no C source places)
+
+
+def test_description_command_gives_the_node_a_text_dash_p_cannot(tmp_path):
+    """``python -m rbd_dynamics description``: a params file the node takes, ": " and all."""
+    import subprocess
+    import sys
+    with open(demo_urdf_path()) as stream:
+        text = stream.read()
+    # a comment holding ": ", which makes -p robot_description:=... a YAML mapping
+    text = text.replace('<robot ', '<!-- Author: someone, note: this breaks -p -->\n<robot ', 1)
+    path = tmp_path / 'arm.urdf'
+    path.write_text(text)
+    out = tmp_path / 'description.yaml'
+    done = subprocess.run([sys.executable, '-m', 'rbd_dynamics', 'description', str(path),
+                           '--out', str(out)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    with NodeProcess(namespace='/describe_%d' % os.getpid(), params_files=[str(out)]) as node:
+        deadline = time.monotonic() + 120.0
+        while time.monotonic() < deadline and node.alive() and 'model ' not in node.log():
+            time.sleep(0.2)
+        log = node.log()
+        assert "model 'demo_arm' from the robot_description parameter" in log, log[-2000:]
+        assert node.stop() == 0
+    # a file the node would refuse is refused here, and nothing is written
+    (tmp_path / 'broken.urdf').write_text('<robot name="r"><link name="a"/><joint/></robot>')
+    done = subprocess.run([sys.executable, '-m', 'rbd_dynamics', 'description',
+                           str(tmp_path / 'broken.urdf'), '--out', str(tmp_path / 'b.yaml')],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and 'Traceback' not in done.stderr, done.stderr
+    assert not (tmp_path / 'b.yaml').exists()

@@ -1,0 +1,65 @@
+"""
+``python -m rbd_dynamics description ROBOT [name:=value ...] [--out FILE]``.
+
+Writes a node parameters file that gives the node a description: ``robot_description`` as a
+YAML literal block, the text exactly as it is (a ``.xacro`` expanded first), for
+``--params-file`` where no robot_state_publisher publishes it (a ROS 2 environment from the
+Python registry has none) and where ``-p robot_description:="$(cat robot.urdf)"`` fails (rcl
+parses a ``-p`` value as YAML, and a text holding ``": "`` is refused). The description is read
+and its model built first: a file the node would refuse is refused here. Exit codes: 0 written,
+1 an unusable description (the message says why; nothing written), 2 a command line that does
+not parse.
+"""
+
+import argparse
+import os
+import sys
+
+from . import AnalysisError, exit_code
+from .cli import load_description
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog='python -m rbd_dynamics description',
+                                     description=__doc__.split('\n\n')[1].strip())
+    parser.add_argument('robot', metavar='ROBOT', help='robot description (.urdf or .xacro)')
+    parser.add_argument('xacro_args', nargs='*', metavar='name:=value', help='xacro arguments')
+    parser.add_argument('--out', default=None, metavar='FILE',
+                        help='the parameters file to write (default: standard output)')
+    parser.add_argument('--root-link', default=None, help='root of the model (checked)')
+    return parser
+
+
+def run(args):
+    """Run the command for parsed arguments; the exit code."""
+    from .cli import _assignments
+    from ..identification.writeback import description_yaml
+    text, model = load_description(args.robot, _assignments(args.xacro_args, ':=',
+                                                            'xacro argument'), args.root_link)
+    if isinstance(text, bytes):  # (a file's bytes, as the parser takes them)
+        try:
+            text = text.decode('utf-8')
+        except UnicodeDecodeError as err:
+            raise AnalysisError('%s is not UTF-8 text: %s' % (args.robot, err)) from None
+    content = description_yaml(text, ['robot_description of %s (model %r, %d joints): give it '
+                                      'to the node with --params-file'
+                                      % (os.path.basename(args.robot), model.name, model.nv)])
+    if args.out is None:
+        sys.stdout.write(content)
+        return 0
+    partial = args.out + '.partial'
+    try:
+        with open(partial, 'w') as stream:
+            stream.write(content)
+        os.replace(partial, args.out)
+    except OSError as err:
+        if os.path.exists(partial):
+            os.remove(partial)
+        raise AnalysisError('cannot write %s: %s' % (args.out, err.strerror or err)) from None
+    print('wrote %s' % args.out, file=sys.stderr)
+    return 0
+
+
+def main(argv):
+    """Entry point; ``argv`` are the arguments after ``description``."""
+    return exit_code(run, _parser().parse_intermixed_args(argv))
