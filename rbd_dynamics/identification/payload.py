@@ -18,7 +18,8 @@ semi-definite: a small semidefinite program, cvxpy with Clarabel). Where the mot
 determine the rotational inertia (static poses, or too little rotation: the columns' condition
 number above :data:`MAX_CONDITION`), only the mass and centre of mass are estimated and the
 payload is a point mass. Standard deviations come from the unconstrained fit's covariance,
-carried to the mass, centre of mass and inertia about it.
+carried to the mass, centre of mass and inertia about it; they include the arm's model error
+as it varies along the motion, not only independent noise (:func:`_covariances`).
 """
 
 import numpy as np
@@ -36,6 +37,8 @@ MAX_CONDITION = 1e4
 _UPPER = ((0, 0, 0, 1, 1, 2), (0, 1, 2, 1, 2, 2))
 #: Largest condition number of the mass and centre-of-mass columns.
 MAX_CONDITION_MASS = 1e5
+#: Runs of consecutive samples the covariance's sandwich sums over (:func:`_covariances`).
+BLOCKS = 30
 
 
 class NotDeterminedError(AnalysisError):
@@ -115,6 +118,8 @@ class Estimate:
         the unconstrained estimate was not a physical body (the constraint binds).
     rms, rms_before
         per channel, the RMS of the residual with the estimate and with no payload.
+    effect
+        per channel, the RMS of what the payload explains (its efforts or wrench).
     rows
         rows used.
 
@@ -174,9 +179,7 @@ def estimate(A, b, channels, offsets=True):
     W = np.tile(weight, n)
     Mw = M * W[:, None]
     x, *_ = np.linalg.lstsq(Mw, rhs * W, rcond=None)
-    dof = max(Mw.shape[0] - Mw.shape[1], 1)
-    sigma2 = float(((rhs * W - Mw @ x) ** 2).sum()) / dof
-    covariance = sigma2 * np.linalg.pinv(Mw.T @ Mw)
+    covariances = _covariances(Mw, rhs * W - Mw @ x, n, c)
     k = use.stop
     theta = np.zeros(10)
     theta[:k] = x[:k]
@@ -192,15 +195,41 @@ def estimate(A, b, channels, offsets=True):
         out.consistent_binds = True
     out.theta = theta
     out.mass, out.com, out.inertia = link_inertial(theta)
-    out.std = _deviations(theta, covariance[:k, :k], point_mass)
+    # each value's deviation: the larger of the two covariances'
+    deviations = [_deviations(theta, cov[:k, :k], point_mass) for cov in covariances]
+    out.std = {key: np.maximum(*(d[key] for d in deviations)) for key in deviations[0]}
+    out.std['mass'] = float(out.std['mass'])
     out.point_mass = point_mass
     out.offsets = x[k:] if offsets else np.zeros(c)
     out.condition = cond10
-    fitted = rows @ theta + (ones @ out.offsets if offsets else 0.0)
+    effect = rows @ theta
+    fitted = effect + (ones @ out.offsets if offsets else 0.0)
     out.rms = np.sqrt(((rhs - fitted).reshape(n, c) ** 2).mean(axis=0))
+    out.effect = np.sqrt((effect.reshape(n, c) ** 2).mean(axis=0))
     out.rms_before = np.sqrt((b ** 2).mean(axis=0))
     out.rows = n
     return out
+
+
+def _covariances(Mw, residual, n, c, blocks=BLOCKS):
+    """
+    Return two covariances of the weighted least-squares parameters: noise, and model error.
+
+    The classical one (independent residuals) and a block sandwich, ``B⁻¹ (Σ_b g_b g_bᵀ)
+    B⁻¹`` with ``B = Mwᵀ Mw`` and ``g_b`` the sum of ``Mwᵀ r`` over the ``b``-th of
+    ``blocks`` runs of consecutive samples: an error of the arm's model (its
+    friction changed since it was identified, a temperature, a load-dependent gear) is
+    correlated along the motion, which the classical covariance takes for independent noise and
+    so claims a precision the estimate does not have.
+    """
+    bread = np.linalg.pinv(Mw.T @ Mw)
+    dof = max(Mw.shape[0] - Mw.shape[1], 1)
+    classical = float((residual ** 2).sum()) / dof * bread
+    scores = (Mw * residual[:, None]).reshape(n, c, -1).sum(axis=1)  # per sample
+    edges = np.linspace(0, n, min(blocks, n) + 1).astype(int)
+    g = np.add.reduceat(scores, edges[:-1], axis=0)
+    sandwich = bread @ (g.T @ g) @ bread * len(g) / max(len(g) - 1, 1)
+    return classical, sandwich
 
 
 def _point_mass(theta):

@@ -5,7 +5,10 @@
 Estimates the payload held by a link (:mod:`.payload`) from a recording of the arm moving, or
 resting in several poses, with it, and writes ``DIR/payload.yaml`` (node parameters). Exit
 codes: 0 written, 1 unusable input (the message names it), 2 a command line that does not
-parse, 3 the recording does not determine the payload's mass and centre of mass.
+parse, 3 the recording does not determine the payload's mass and centre of mass, or shows
+no payload (a mass within :data:`NO_PAYLOAD` standard deviations of zero, or efforts below
+:data:`NO_PAYLOAD_EFFECT` of the residual). A centre of mass
+farther than :data:`COM_FAR` from the link is written with a warning.
 """
 
 import argparse
@@ -17,13 +20,22 @@ import numpy as np
 
 from . import hold
 from .excite import urdf_limits
-from .payload import estimate, joint_columns, sensor_columns
+from .payload import estimate, joint_columns, NotDeterminedError, sensor_columns
 from .recordings import held_model, read_states, recording
 from .units import read_drive
 from ..analysis import AnalysisError, exit_code, require
 from ..analysis.cli import _holds, add_recording_options, load_description
 
 FILE_NAME = 'payload.yaml'
+#: A mass within this many standard deviations of zero is no payload: refused (exit 3).
+NO_PAYLOAD = 2.0
+#: Nor is a payload whose efforts (or wrench) are less than this share of what the model
+#: leaves unexplained with it (RMS over the channels): an arm's model error, fitted as a
+#: payload, is a few grams far from the link.
+NO_PAYLOAD_EFFECT = 0.5
+#: A centre of mass farther than this from the link's origin [m] is flagged: beyond what a
+#: gripper or a tool on a flange holds, it more likely tells a model or recording problem.
+COM_FAR = 0.3
 WRENCH_TYPE = 'geometry_msgs/msg/WrenchStamped'
 #: States per regressor batch.
 CHUNK = 20000
@@ -92,6 +104,15 @@ def run(args, out=None):
         A, b, channels, names, unit = _from_efforts(args, model, text, bags)
     result = estimate(A, b, channels, offsets=not args.no_offset)
     result.link = args.link
+    effect = float(np.sqrt((result.effect ** 2).sum() / max((result.rms ** 2).sum(), 1e-300)))
+    if not (result.mass > NO_PAYLOAD * result.std['mass'] and effect >= NO_PAYLOAD_EFFECT):
+        raise NotDeterminedError(
+            'no payload on %s: the best fit is %.4g kg +- %.2g with its centre of mass %.3g m '
+            'away, and it explains %.2g times what the model leaves unexplained (a payload: '
+            'more than %g standard deviations of mass, and %g times). Nothing written; record '
+            'with the payload held, or check the link and the drive file'
+            % (args.link, result.mass, result.std['mass'], np.linalg.norm(result.com),
+               effect, NO_PAYLOAD, NO_PAYLOAD_EFFECT))
     if args.wrench:  # the sensor's bias, as it reads: b is the negative of the reading
         result.offsets = -result.offsets
     used = [n for n, c in zip(names, channels) if c]
@@ -100,6 +121,12 @@ def run(args, out=None):
     written = write_all(args.out, {FILE_NAME: text_out})
     out.write(summary(result, used, units, args.wrench))
     out.write('wrote %s\n' % ', '.join(written))
+    distance = float(np.linalg.norm(result.com))
+    if distance > COM_FAR:
+        sys.stderr.write('payload: warning: the centre of mass is %.3g m from the origin of %s '
+                         '(more than %g m): check that the payload is held by that link and '
+                         "that the arm's model and drive are this arm's before using it\n"
+                         % (distance, args.link, COM_FAR))
     return 0
 
 

@@ -215,3 +215,56 @@ def test_bad_input_exits_1_and_writes_nothing(arm, drive_file, tmp_path, capsys)
         assert code == 1 and message in err, (args, err)
         assert 'Traceback' not in err
         assert not out_dir.exists() or not os.listdir(out_dir)
+
+
+def friction_changed_bag(path, arm, loaded, seed=6):
+    """Record the arm's efforts, its friction a fifth higher than drive.yaml says (warm)."""
+    text, plain, _ = arm
+    t = np.arange(0.0, 30.0, 0.004)
+    q, qd, qdd = Motion(plain, joint_limits(text), seed=seed)(t)
+    tau = efforts(loaded, q, qd, qdd, 1.2 * np.array(VISCOUS), 1.25 * np.array(COULOMB))
+    rng = np.random.default_rng(seed)
+    tau += 0.005 * np.sqrt((tau ** 2).mean(axis=0)) * rng.normal(size=tau.shape)
+    return write_joint_states(path, plain.joint_names, t, q, qd, tau / SCALE)
+
+
+def test_the_deviations_cover_a_drive_that_changed(arm, drive_file, tmp_path, capsys):
+    """The friction differs from drive.yaml's: the estimate is off, and its deviations say so."""
+    _, _, loaded = arm
+    bag = friction_changed_bag(tmp_path / 'warm', arm, loaded)
+    code, out, err = run([demo_urdf_path(), bag, '--link', LINK, '--params-file', drive_file,
+                          '--out', tmp_path / 'out'], capsys)
+    assert code == 0, err
+    p = written(tmp_path / 'out')
+    mass, std = p['mass'], float(out.split('kg  +- ')[1].split()[0])
+    # within three of its standard deviations of the truth, and the deviation is not the
+    # noise's alone (the noise gives a hundredth of this error)
+    assert abs(mass - MASS) <= 3.0 * std, (mass, std)
+    assert std < 0.2 * MASS, std
+
+
+def test_no_payload_is_said_and_nothing_written(arm, drive_file, tmp_path, capsys):
+    text, plain, _ = arm
+    bag = friction_changed_bag(tmp_path / 'empty', arm, plain)
+    out_dir = tmp_path / 'out'
+    code, _, err = run([demo_urdf_path(), bag, '--link', LINK, '--params-file', drive_file,
+                        '--out', out_dir], capsys)
+    assert code == 3, err
+    assert 'no payload on %s' % LINK in err and 'Traceback' not in err
+    assert not out_dir.exists() or not os.listdir(out_dir)
+
+
+def test_a_centre_of_mass_far_from_the_link_is_flagged(arm, drive_file, tmp_path, capsys):
+    text, plain, _ = arm
+    far = rbd.Model.from_urdf(text, compiled=False)
+    far.set_payload(LINK, MASS, np.array([0.3, 0.2, 0.1]), INERTIA)
+    bag = moving_bag(tmp_path / 'far', (text, plain, far))
+    code, _, err = run([demo_urdf_path(), bag, '--link', LINK, '--params-file', drive_file,
+                        '--out', tmp_path / 'out'], capsys)
+    assert code == 0, err
+    assert 'the centre of mass is 0.374 m from the origin of %s' % LINK in err, err
+    # near the link: no word
+    bag = moving_bag(tmp_path / 'near', arm)
+    code, _, err = run([demo_urdf_path(), bag, '--link', LINK, '--params-file', drive_file,
+                        '--out', tmp_path / 'out2'], capsys)
+    assert code == 0 and 'centre of mass is' not in err, err
