@@ -38,12 +38,13 @@ class Robot:
     it has the wrist sensor frame.
     """
 
-    def __init__(self, urdf, joints, center, amplitude, sensor):
+    def __init__(self, urdf, joints, center, amplitude, sensor, prismatic=()):
         self.urdf = urdf
         self.joints = list(joints)
         self.center = list(center)
         self.amplitude = list(amplitude)
         self.sensor = sensor
+        self.prismatic = set(prismatic)  # joints whose unit is m (and N), not rad (N m)
 
 
 def _robot(description, xacro_args):
@@ -53,13 +54,19 @@ def _robot(description, xacro_args):
     from ..resources import demo_urdf_path
     if description is None:
         with open(demo_urdf_path()) as stream:
-            return Robot(stream.read(), JOINTS, Q0, AMPLITUDE, True)
+            text = stream.read()
+        model = rbd.Model.from_urdf(text, compiled=False)
+        return Robot(text, JOINTS, Q0, AMPLITUDE, True, _prismatic(model))
     text = read_description_file(description, xacro_args or None)
     text = text.decode('utf-8') if isinstance(text, bytes) else text
     model = rbd.Model.from_urdf(text, compiled=False)
     swing = [0.1 if jtype in ('revolute', 'continuous') else 0.0 for jtype in model.joint_types]
     return Robot(text, model.joint_names, [0.0] * model.nv, swing,
-                 SENSOR_FRAME in model.link_names)
+                 SENSOR_FRAME in model.link_names, _prismatic(model))
+
+
+def _prismatic(model):
+    return [n for n, kind in zip(model.joint_names, model.joint_types) if kind == 'prismatic']
 
 
 def _start(executable, params, remaps=(), log=None):
@@ -172,12 +179,14 @@ def summarize(robot, states, feedforward, diagnostics, stamp, args, wall):
     tau = np.array([m.effort for m in feedforward])
     print('%d control cycles in %.1f s of wall time (%.0f Hz lockstep)'
           % (len(t), wall, len(t) / wall))
-    header = ('joint', 'RMS err [mrad]', 'max err [mrad]', 'torque range [N m / N]')
-    print('%-18s %12s %12s %22s' % header)
+    header = ('joint', 'RMS err', 'max err', '', 'torque range', '')
+    print('%-18s %12s %12s %-5s %22s %s' % header)
     for j, name in enumerate(joints):
-        print('%-18s %12.3f %12.3f %10.2f .. %8.2f'
+        linear = name in robot.prismatic
+        print('%-18s %12.3f %12.3f %-5s %10.2f .. %8.2f %s'
               % (name, 1e3 * np.sqrt(np.mean(error[:, j] ** 2)), 1e3 * np.abs(error[:, j]).max(),
-                 tau[:, j].min(), tau[:, j].max()))
+                 'mm' if linear else 'mrad', tau[:, j].min(), tau[:, j].max(),
+                 'N' if linear else 'N m'))
     compute = []
     for msg in diagnostics:
         for status in msg.status:
@@ -197,17 +206,20 @@ def summarize(robot, states, feedforward, diagnostics, stamp, args, wall):
     except ImportError:
         print('matplotlib is not installed: no plot (data in %s)' % args.out)
         return
-    fig, axes = plt.subplots(3, 1, figsize=(10, 10), sharex=True)
+    fig, axes = plt.subplots(3, 1, figsize=(11, 10), sharex=True)
     for j in np.flatnonzero(robot.amplitude):
         line, = axes[0].plot(t, q[:, j], label=joints[j])
         axes[0].plot(t, q_d[:, j], '--', color=line.get_color(), linewidth=0.8)
         axes[1].plot(t, 1e3 * error[:, j], label=joints[j])
         axes[2].plot(ff_t, tau[:, j], label=joints[j])
-    axes[0].set_ylabel('position [rad]\n(dashed: desired)')
-    axes[1].set_ylabel('tracking error [mrad]')
-    axes[2].set_ylabel('feedforward torque [N m]')
+    units = ' or '.join(sorted({'m' if joints[j] in robot.prismatic else 'rad'
+                                for j in np.flatnonzero(robot.amplitude)}))
+    axes[0].set_ylabel('position [%s]\n(dashed: desired)' % units)
+    axes[1].set_ylabel('tracking error [m%s]' % units.replace(' or ', ' or m'))
+    axes[2].set_ylabel('feedforward torque [N m]' if units == 'rad' else 'feedforward [N m or N]')
     axes[2].set_xlabel('simulated time [s]')
-    axes[0].legend(ncol=4, fontsize=8)
+    # beside the plots, where it hides no curve
+    axes[0].legend(fontsize=8, loc='upper left', bbox_to_anchor=(1.01, 1.0))
     fig.suptitle('rbd_dynamics computed-torque control in MuJoCo')
     fig.tight_layout()
     path = os.path.join(args.out, 'demo.png')
