@@ -112,6 +112,8 @@ class Estimate:
         mass.
     offsets
         the constant per channel estimated with it (joint efforts or sensor axes).
+    nuisance
+        ``(c, m)`` the coefficients of the ``nuisance`` columns per channel (``m`` 0: none).
     condition
         condition number of the ten parameters' columns (scaled to unit norm).
     consistent_binds
@@ -126,9 +128,9 @@ class Estimate:
     """
 
 
-def estimate(A, b, channels, offsets=True):
+def estimate(A, b, channels, offsets=True, nuisance=None):
     """
-    Estimate a payload's parameters from ``b = A pi (+ offset per channel)``.
+    Estimate a payload's parameters from ``b = A pi (+ offset per channel + nuisance)``.
 
     Parameters
     ----------
@@ -140,6 +142,10 @@ def estimate(A, b, channels, offsets=True):
         ``(c,)`` bool: the channels to use (others are left out).
     offsets
         estimate a constant per channel too.
+    nuisance
+        ``(n, c, m)`` more columns per channel whose coefficients are estimated alongside,
+        one set per channel (what changed in the arm's drive since it was identified: its
+        friction), or ``None``.
 
     Returns
     -------
@@ -154,20 +160,28 @@ def estimate(A, b, channels, offsets=True):
     A = np.asarray(A, dtype=float)[:, channels]
     b = np.asarray(b, dtype=float)[:, channels]
     n, c, _ = A.shape
-    if n * c < 10 + c * offsets:
+    features = [np.ones((n, c, 1))] if offsets else []
+    if nuisance is not None:
+        features.append(np.asarray(nuisance, dtype=float)[:, channels])
+    m = sum(f.shape[2] for f in features)
+    if n * c < 10 + c * m:
         raise NotDeterminedError('too few samples (%d) for the payload' % n)
-    ones = np.tile(np.eye(c), (n, 1)) if offsets else np.zeros((n * c, 0))
+    extra = _per_channel(np.concatenate(features, axis=2) if features else
+                         np.zeros((n, c, 0)))
+    # (a column that is zero throughout, a joint's friction at rest, is estimated as nothing)
+    used = np.linalg.norm(extra, axis=0) > 0
+    extra_all, extra = extra, extra[:, used]
     rows, rhs = A.reshape(n * c, 10), b.reshape(n * c)
     # the inertia's columns: determined when the ten are well conditioned
-    cond10 = _condition(np.hstack([rows, ones]))
-    cond4 = _condition(np.hstack([rows[:, :4], ones]))
+    cond10 = _condition(np.hstack([rows, extra]))
+    cond4 = _condition(np.hstack([rows[:, :4], extra]))
     if not cond4 < MAX_CONDITION_MASS:
         raise NotDeterminedError("the recording does not determine the payload's mass and "
                                  'centre of mass (condition number %.3g): move the link through '
                                  'several orientations' % cond4)
     point_mass = not cond10 < MAX_CONDITION
     use = slice(0, 4) if point_mass else slice(0, 10)
-    M = np.hstack([rows[:, use], ones])
+    M = np.hstack([rows[:, use], extra])
     # weighted least squares: every channel's rows by its residual's spread (two passes)
     weight = np.ones(c)
     for _ in range(2):
@@ -191,7 +205,7 @@ def estimate(A, b, channels, offsets=True):
                                      'is lighter than the data resolve' % theta[0])
         theta = _point_mass(theta)
     elif consistency_margin(theta) < 0:
-        theta, x = _consistent(Mw, rhs * W, c if offsets else 0)
+        theta, x = _consistent(Mw, rhs * W, extra.shape[1])
         out.consistent_binds = True
     out.theta = theta
     out.mass, out.com, out.inertia = link_inertial(theta)
@@ -200,15 +214,27 @@ def estimate(A, b, channels, offsets=True):
     out.std = {key: np.maximum(*(d[key] for d in deviations)) for key in deviations[0]}
     out.std['mass'] = float(out.std['mass'])
     out.point_mass = point_mass
-    out.offsets = x[k:] if offsets else np.zeros(c)
+    coefficients = np.zeros(c * m)
+    coefficients[used] = x[k:]
+    per_channel = coefficients.reshape(c, m)
+    out.offsets = per_channel[:, 0] if offsets else np.zeros(c)
+    out.nuisance = per_channel[:, 1:] if offsets else per_channel
     out.condition = cond10
     effect = rows @ theta
-    fitted = effect + (ones @ out.offsets if offsets else 0.0)
+    fitted = effect + extra_all @ coefficients
     out.rms = np.sqrt(((rhs - fitted).reshape(n, c) ** 2).mean(axis=0))
     out.effect = np.sqrt((effect.reshape(n, c) ** 2).mean(axis=0))
     out.rms_before = np.sqrt((b ** 2).mean(axis=0))
     out.rows = n
     return out
+
+
+def _per_channel(features):
+    """Return ``(n, c, m)`` per-channel columns as ``(n c, c m)``: channel ``j``'s in its block."""
+    n, c, m = features.shape
+    out = np.zeros((n, c, c, m))
+    out[:, np.arange(c), np.arange(c), :] = features
+    return out.reshape(n * c, c * m)
 
 
 def _covariances(Mw, residual, n, c, blocks=BLOCKS):

@@ -73,6 +73,10 @@ def _parser():
                              'joints not recorded, or standing still, are held without it')
     parser.add_argument('--no-offset', action='store_true',
                         help='do not estimate a constant offset per joint effort (sensor axis)')
+    parser.add_argument('--keep-friction', action='store_true',
+                        help="take the drive's viscous and Coulomb friction as --params-file "
+                             'gives them (default: estimate how much each changed since, on this '
+                             'recording: warmer or loaded gears)')
     parser.add_argument('--out', default='.', metavar='DIR',
                         help='directory for %s (default: the current one)' % FILE_NAME)
     parser.add_argument('--root-link', default=None, help='root of the model')
@@ -98,11 +102,12 @@ def run(args, out=None):
     if args.link not in model.link_body:
         raise AnalysisError('--link %r is not a link of the description (links: %s)'
                             % (args.link, ', '.join(sorted(model.link_body))))
+    nuisance = None
     if args.wrench:
         A, b, channels, names, unit = _from_wrench(args, model, bags)
     else:
-        A, b, channels, names, unit = _from_efforts(args, model, text, bags)
-    result = estimate(A, b, channels, offsets=not args.no_offset)
+        A, b, channels, names, unit, nuisance = _from_efforts(args, model, text, bags)
+    result = estimate(A, b, channels, offsets=not args.no_offset, nuisance=nuisance)
     result.link = args.link
     effect = float(np.sqrt((result.effect ** 2).sum() / max((result.rms ** 2).sum(), 1e-300)))
     if not (result.mass > NO_PAYLOAD * result.std['mass'] and effect >= NO_PAYLOAD_EFFECT):
@@ -131,7 +136,13 @@ def run(args, out=None):
 
 
 def _from_efforts(args, model, text, bags):
-    """Return the payload's rows from the joint efforts: ``(A, b, channels, names, units)``."""
+    """
+    Return the payload's rows from the joint efforts.
+
+    ``(A, b, channels, names, units, nuisance)``: ``nuisance`` ``(n, nv, 2)`` each joint's
+    velocity and smooth sign (its friction's change, estimated alongside), or ``None`` with
+    ``--keep-friction``.
+    """
     from ..drive import drive_torques
     from ..dynamics import rnea
     states = [read_states(b, args.topic, model) for b in bags]
@@ -145,7 +156,7 @@ def _from_efforts(args, model, text, bags):
     if args.link not in model.link_body or model.link_body[args.link] < 0:
         raise AnalysisError('no recorded joint moves --link %s (held: %s)'
                             % (args.link, '; '.join(held.summary()) or 'none'))
-    A, b = [], []
+    A, b, friction = [], [], []
     for path, s in zip(bags, states):
         r = recording(path, s, model, args.window, args.max_gap, None, fixed)
         for first in range(0, len(r), CHUNK):
@@ -156,11 +167,14 @@ def _from_efforts(args, model, text, bags):
                 drive['coulomb_velocity'])
             b.append(r.effort[part] * drive['effort_scale'] - drive['effort_offset'] - arm)
             A.append(joint_columns(model, args.link, q, qd, qdd))
+            # the friction's change since the drive was identified: viscous and Coulomb
+            friction.append(np.stack([qd, np.tanh(qd / drive['coulomb_velocity'])], axis=2))
     A, b = np.concatenate(A), np.concatenate(b)
+    nuisance = None if args.keep_friction else np.concatenate(friction)
     # the joints whose torques the payload moves
     channels = np.abs(A).max(axis=(0, 2)) > 0
     units = ['N' if t == 'prismatic' else 'N m' for t in model.joint_types]
-    return A, b, channels, list(model.joint_names), units
+    return A, b, channels, list(model.joint_names), units, nuisance
 
 
 def _from_wrench(args, model, bags):
@@ -285,10 +299,13 @@ def summary(result, names, units, wrench):
                          'the written one is the best fit that is')
     lines.append('residual RMS per %s, without the payload -> with it:' % (
         'axis' if wrench else 'joint'))
-    for name, unit, before, after, offset in zip(names, units, result.rms_before, result.rms,
-                                                 result.offsets):
-        lines.append('  %-20s %10.4g -> %10.4g %s   (offset %.4g)'
-                     % (name, before, after, unit, offset))
+    refitted = result.nuisance.shape[1] == 2
+    for j, (name, unit, before, after, offset) in enumerate(zip(
+            names, units, result.rms_before, result.rms, result.offsets)):
+        friction = ('; friction changed by viscous %+.3g, Coulomb %+.3g'
+                    % tuple(result.nuisance[j]) if refitted else '')
+        lines.append('  %-20s %10.4g -> %10.4g %s   (offset %.4g%s)'
+                     % (name, before, after, unit, offset, friction))
     lines.append('as the ~/payload message: ros2 topic pub --once /rbd_dynamics/payload '
                  "geometry_msgs/msg/InertiaStamped '%s'" % message_yaml(result))
     return '\n'.join(lines) + '\n'

@@ -7,6 +7,7 @@ readings (``contact - payload_wrench``). The estimate must give back the payload
 """
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -228,17 +229,33 @@ def friction_changed_bag(path, arm, loaded, seed=6):
     return write_joint_states(path, plain.joint_names, t, q, qd, tau / SCALE)
 
 
-def test_the_deviations_cover_a_drive_that_changed(arm, drive_file, tmp_path, capsys):
-    """The friction differs from drive.yaml's: the estimate is off, and its deviations say so."""
+def test_a_drive_that_changed_is_refitted(arm, drive_file, tmp_path, capsys):
+    """The friction is higher than drive.yaml's: its change is estimated with the payload."""
     _, _, loaded = arm
     bag = friction_changed_bag(tmp_path / 'warm', arm, loaded)
     code, out, err = run([demo_urdf_path(), bag, '--link', LINK, '--params-file', drive_file,
                           '--out', tmp_path / 'out'], capsys)
     assert code == 0, err
+    assert abs(written(tmp_path / 'out')['mass'] - MASS) < 0.002 * MASS
+    changes = re.findall(r'^  (joint\d) .*friction changed by viscous ([-+0-9.e]+), Coulomb '
+                         r'([-+0-9.e]+)\)$', out, re.M)
+    assert [name for name, _, _ in changes] == ['joint%d' % k for k in range(1, 8)], out
+    found = np.array([[float(v), float(c)] for _, v, c in changes])
+    truth = np.column_stack([0.2 * np.array(VISCOUS[:7]), 0.25 * np.array(COULOMB[:7])])
+    np.testing.assert_allclose(found, truth, rtol=0.1, atol=0.01)
+
+
+def test_the_deviations_cover_a_drive_that_changed(arm, drive_file, tmp_path, capsys):
+    """Kept as drive.yaml says, the friction misleads the estimate; its deviations say so."""
+    _, _, loaded = arm
+    bag = friction_changed_bag(tmp_path / 'warm', arm, loaded)
+    code, out, err = run([demo_urdf_path(), bag, '--link', LINK, '--params-file', drive_file,
+                          '--keep-friction', '--out', tmp_path / 'out'], capsys)
+    assert code == 0, err
     p = written(tmp_path / 'out')
     mass, std = p['mass'], float(out.split('kg  +- ')[1].split()[0])
     # within three of its standard deviations of the truth, and the deviation is not the
-    # noise's alone (the noise gives a hundredth of this error)
+    # noise's alone (the noise's alone is a sixth of this error)
     assert abs(mass - MASS) <= 3.0 * std, (mass, std)
     assert std < 0.2 * MASS, std
 
