@@ -169,6 +169,13 @@ within the limits (exit code 3 when they do not). Joints of the model the trajec
 name are held at rest at 0 (or at --hold NAME=VALUE)."""
 
 
+def stamp_text(ns):
+    """Return a stamp [ns] as a person reads it: ``1732800000.123456789 s``, or ``1 ns``."""
+    if abs(ns) < 1000000000:  # (a simulation's clock, which starts at 0)
+        return '%d ns' % ns if abs(ns) < 1000000 else '%.6g s' % (ns * 1e-9)
+    return '%d.%09d s' % divmod(ns, 1000000000)
+
+
 def _analyse(command, args):
     """Run one command; returns the exit code. Raises AnalysisError for unusable input."""
     from . import pipeline, report
@@ -213,7 +220,7 @@ def _analyse(command, args):
         for name, values in merged.effort.items():  # the driver's units -> joint torques
             merged.effort[name] = values * scale.get(name, 1.0) - offset.get(name, 0.0)
         table = pipeline.bag_table(model, merged, args.window, drive=drive)
-        origin = 'time 0 = stamp %d.%09d' % divmod(merged.origin_ns, 1000000000)
+        origin = 'time from the first state, stamped %s' % stamp_text(merged.origin_ns)
         title = '%s: %d states from %s, %s' % (os.path.basename(args.input.rstrip('/')),
                                                len(table.time), args.topic, origin)
     else:
