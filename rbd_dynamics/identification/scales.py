@@ -14,6 +14,11 @@ well. That factor is fixed
   vector of the weighted rows) is scaled so that its base parameters come closest to the
   description's, a weaker reference (a CAD model's masses are not a measurement).
 
+A load's recordings are not the unloaded ones: the gears' friction grows with the load they
+carry, and the motors warm up between recordings. Their rows carry, per joint, their own change
+of viscous and Coulomb friction and of offset beside the arm's (which the unloaded recordings
+fix), so that such a change is not taken for a scale.
+
 Each joint's rows are folded into a triangular factor as :class:`~.stack.Stack` does, and
 weighted by the spread of their residual. The scales' standard deviations come from the
 least-squares covariance with the common factor held fixed.
@@ -28,6 +33,9 @@ from ..analysis import AnalysisError
 
 #: A scale whose standard deviation is more than this share of it is weakly determined.
 WEAK = 0.05
+#: Per load and joint, what may have changed in the drive since the unloaded recordings: its
+#: viscous and Coulomb friction and its offset.
+CHANGES = 3
 
 
 class ScaleFit:
@@ -108,8 +116,13 @@ def _estimate(layout, recordings, loads, fitted, chunk):
     model = layout.model
     nv, base = model.nv, layout.base
     r = len(base)
-    width = r + 9 * len(loads) + nv  # arm base, loads less their mass, scales
+    # arm base, loads less their mass, per load and joint the drive's change (viscous, Coulomb,
+    # offset), scales
+    changes = r + 9 * len(loads)
+    unknowns = changes + CHANGES * nv * len(loads)
+    width = unknowns + nv
     folder = _Folder(nv, width)
+    widths = np.broadcast_to(np.asarray(layout.coulomb_velocity, dtype=float), (nv,))
 
     def fold(recording, load=None):
         mask = np.ones(recording.effort.shape, dtype=bool) if fitted is None \
@@ -127,7 +140,12 @@ def _estimate(layout, recordings, loads, fitted, chunk):
                 if L is not None:
                     rows[:, r + 9 * load:r + 9 * load + 9] = L[:, j, 1:]
                     rhs = -L[:, j, 0] * loads[load][1]
-                rows[:, r + 9 * len(loads) + j] = -effort[:, j]
+                    # what changed in joint j's drive under this load (a loaded gear's
+                    # friction, a warmer motor's), beside the arm's own friction
+                    at = changes + CHANGES * (nv * load + j)
+                    rows[:, at:at + CHANGES] = np.column_stack(
+                        [qd[:, j], np.tanh(qd[:, j] / widths[j]), np.ones(len(q))])
+                rows[:, unknowns + j] = -effort[:, j]
                 keep = np.isfinite(rows).all(axis=1) & np.isfinite(rhs) & mask[part, j]
                 folder.add(j, rows[keep], rhs[keep])
 
@@ -151,7 +169,6 @@ def _estimate(layout, recordings, loads, fitted, chunk):
     # The efforts are a column of this system, noise and all: their noise would add n sigma^2
     # to each scale's diagonal of the Gram matrix and pull every scale towards 0 (errors in
     # variables); that share is taken off. Weights: each joint's rows by its residual's spread.
-    unknowns = r + 9 * len(loads)
     # the effort's mean square per joint: where the noise estimate is not well below it (a
     # joint that hardly moves, a finger), it is no noise estimate, and nothing is taken off
     energy = np.array([f[:, unknowns + j] @ f[:, unknowns + j]
@@ -179,12 +196,12 @@ def _estimate(layout, recordings, loads, fitted, chunk):
     norms = np.linalg.norm(R[:, :-1], axis=0)
     norms[norms == 0] = 1.0
     out = ScaleFit()
-    k = z[r + 9 * len(loads):]
+    k = z[unknowns:]
     if not np.all(np.isfinite(k)) or np.any(k == 0):
         raise AnalysisError('the recordings determine no effort scale (a joint whose efforts '
                             'are all zero, or no motion)')
     out.scale = k
-    out.std = _deviations(R, norms, z, r, loads, int(folder.count.sum()))
+    out.std = _deviations(R, norms, z, unknowns, loads, int(folder.count.sum()))
     out.weak = [n for n, s, d in zip(model.joint_names, k, out.std) if not d <= WEAK * abs(s)]
     lost = [n for n, s, d in zip(model.joint_names, k, out.std) if not d < 0.5 * abs(s)]
     if lost:
@@ -244,8 +261,8 @@ def _description_factor(x, layout):
     return float(a @ b) / float(a @ a) if a @ a > 0 else np.nan
 
 
-def _deviations(R, norms, z, r, loads, rows):
-    """Return the standard deviations of the scales, the common factor held fixed."""
+def _deviations(R, norms, z, unknowns, loads, rows):
+    """Return the standard deviations of the scales (after ``unknowns``), the factor held."""
     M = R[:, :-1] / norms
     residual = M @ (z * norms) - R[:, -1]
     dof = max(rows - M.shape[1], 1)  # the samples folded in, not the factor's rows
@@ -257,4 +274,4 @@ def _deviations(R, norms, z, r, loads, rows):
         M = np.vstack([M, 1e6 * u])
     covariance = sigma2 * np.linalg.pinv(M.T @ M)
     std = np.sqrt(np.maximum(np.diag(covariance), 0.0)) / norms
-    return std[r + 9 * len(loads):]
+    return std[unknowns:]

@@ -139,7 +139,9 @@ def estimate_bags(tmp_path_factory):
     finger = nominal.joint_names.index('left_finger_joint')
     out = {}
     for noise in (0.0, 0.01):
-        for name, seed, load in (('arm', 7, False), ('load', 8, True)):
+        for name, seed, load in (('arm', 7, False), ('load', 8, True), ('warm load', 8, True)):
+            if name == 'warm load' and not noise:
+                continue
             model = true
             if load:
                 model = rbd.Model.from_urdf(perturbed_description(text, seed=5),
@@ -150,11 +152,16 @@ def estimate_bags(tmp_path_factory):
             motion.amp[finger] = 0.0  # the gripper stands still (and is held)
             q, qd, qdd = motion(t)
             q[:, finger] = 0.02
-            tau = efforts(model, q, qd, qdd, viscous, coulomb)
+            if name == 'warm load':  # the gears under the load, warmer: more friction, a bias
+                tau = efforts(model, q, qd, qdd, 1.3 * viscous, 1.25 * coulomb) \
+                    + rng.uniform(-0.5, 0.5, nominal.nv)
+            else:
+                tau = efforts(model, q, qd, qdd, viscous, coulomb)
             if noise:
                 tau += noise * np.sqrt((tau ** 2).mean(axis=0)) * rng.normal(size=tau.shape)
-            out[name, noise] = write_joint_states(root / ('%s_%g' % (name, noise)),
-                                                  nominal.joint_names, t, q, qd, tau / SCALE)
+            folder = '%s_%g' % (name.replace(' ', '_'), noise)
+            out[name, noise] = write_joint_states(root / folder, nominal.joint_names, t, q, qd,
+                                                  tau / SCALE)
     return out
 
 
@@ -172,6 +179,24 @@ def test_scales_estimated_with_a_known_load(estimate_bags, tmp_path, capsys, noi
     arm = slice(0, 7)  # the finger is held: its scale stays 1
     np.testing.assert_allclose(got[arm], SCALE[arm], rtol=tolerance)
     assert got[7] == 1.0
+
+
+def test_a_load_recorded_with_more_friction_still_gives_the_scales(estimate_bags, tmp_path,
+                                                                   capsys):
+    """The loaded recording's friction a quarter higher, and biased: not taken for scales."""
+    out = tmp_path / 'out'
+    code = identify_cli.main([demo_urdf_path(), estimate_bags['arm', 0.01], '--effort-scale',
+                              'estimate', '--load', '%s:%g' % LOAD[:2],
+                              estimate_bags['warm load', 0.01], '--out', str(out)])
+    stdout, stderr = capsys.readouterr()
+    assert code == 0, stderr
+    got = np.array(drive_of(out)['effort_scale'])[:7]
+    # within 1 % and within three of the printed deviations
+    np.testing.assert_allclose(got, SCALE[:7], rtol=0.01)
+    rows = re.findall(r'^  (joint\d) +([-0-9.e]+) +([0-9.e-]+)', stdout, re.M)
+    std = np.array([float(s) for _, _, s in rows])
+    assert len(std) >= 7, stdout
+    assert (np.abs(got - SCALE[:7]) <= 3 * std[:7]).all(), (got, SCALE[:7], std)
 
 
 def test_without_a_load_the_description_fixes_the_factor(estimate_bags, tmp_path, capsys):
