@@ -110,6 +110,40 @@ def add_plot_options(parser):
                         help='samples per plotted curve at most (default: %(default)s)')
 
 
+def recordings_parser(command, description, usage, recordings):
+    """
+    Return the parser of a command on a description and recordings (``ROBOT BAG [BAG ...]``).
+
+    ``usage`` follows the program's name; ``recordings`` says what the bags are.
+    """
+    parser = argparse.ArgumentParser(prog='python -m rbd_dynamics %s' % command,
+                                     description=description, usage='%(prog)s ' + usage)
+    parser.add_argument('inputs', nargs='+', metavar='ROBOT BAG',
+                        help='robot description (.urdf or .xacro), %s, xacro arguments'
+                        % recordings)
+    return parser
+
+
+def robot_and_bags(command, inputs):
+    """
+    Return ``(robot, bags, xacro arguments)`` of a :func:`recordings_parser`'s ``inputs``.
+
+    Raises
+    ------
+    AnalysisError
+        a malformed xacro argument, or no bag.
+
+    """
+    from ..parsers.files import split_xacro_args
+    try:
+        tokens, xacro_args = split_xacro_args(inputs)
+    except Exception as err:
+        raise AnalysisError(str(err)) from None
+    if len(tokens) < 2:
+        raise AnalysisError('%s needs a robot description and at least one bag' % command)
+    return tokens[0], tokens[1:], xacro_args
+
+
 def add_recording_options(parser):
     """Add how joint states are read: ``--topic``, ``--window``, ``--max-gap``."""
     parser.add_argument('--topic', default='/joint_states',

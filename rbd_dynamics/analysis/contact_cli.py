@@ -9,7 +9,6 @@ the gain that flags a contact soonest, and writes ``DIR/contact.yaml`` (node par
 written, 1 unusable input (the message names it), 2 a command line that does not parse.
 """
 
-import argparse
 import json
 import os
 import sys
@@ -17,7 +16,7 @@ import sys
 import numpy as np
 
 from . import AnalysisError, exit_code, read_yaml
-from .cli import add_recording_options, load_description
+from .cli import add_recording_options, load_description, recordings_parser, robot_and_bags
 from .contact import best, calibrate, comparison_step, GAINS, MARGIN, STEP_SHARE, \
     transients, WINDOW
 
@@ -36,13 +35,10 @@ contact.threshold: node parameters for --params-file beside the robot's own) and
 
 
 def _parser():
-    parser = argparse.ArgumentParser(
-        prog='python -m rbd_dynamics contact', description=_HELP,
-        usage='%(prog)s ROBOT BAG [BAG ...] [--params-file FILE] [--gain K [K ...]] '
-              '[--margin F] [--out DIR] [options] [name:=value ...]')
-    parser.add_argument('inputs', nargs='+', metavar='ROBOT BAG',
-                        help='robot description (.urdf or .xacro), rosbag2 recordings of free '
-                             'motions with efforts, xacro arguments')
+    parser = recordings_parser(
+        'contact', _HELP, 'ROBOT BAG [BAG ...] [--params-file FILE] [--gain K [K ...]] '
+        '[--margin F] [--out DIR] [options] [name:=value ...]',
+        'rosbag2 recordings of free motions with efforts')
     parser.add_argument('--params-file', metavar='FILE',
                         help="the node's parameters file (joints, drive.*, drive.effort_scale, "
                              "drive.effort_offset, contact.drive): identify's drive.yaml, or "
@@ -99,14 +95,8 @@ def run(args, out=None):
     out = sys.stdout if out is None else out
     from ..identification.recordings import read_states, recording
     from ..identification.report import write_all
-    from ..parsers.files import split_xacro_args
     from .pipeline import check_model
-    try:
-        tokens, xacro_args = split_xacro_args(args.inputs)
-    except Exception as err:
-        raise AnalysisError(str(err)) from None
-    if len(tokens) < 2:
-        raise AnalysisError('contact needs a robot description and at least one bag')
+    robot, bags, xacro_args = robot_and_bags('contact', args.inputs)
     gains = list(args.gain or GAINS)
     if not all(np.isfinite(g) and g > 0 for g in gains):
         raise AnalysisError('--gain must be positive numbers, got %s' % gains)
@@ -114,7 +104,6 @@ def run(args, out=None):
         raise AnalysisError('--margin must be a number >= 1, got %g' % args.margin)
     if not args.window > 0 or not args.max_gap > 0:
         raise AnalysisError('--window and --max-gap must be positive')
-    robot, bags = tokens[0], tokens[1:]
     _, model = load_description(robot, xacro_args, args.root_link)
     check_model(model)
     configured = setups(model, node_parameters(args.params_file), gains)

@@ -13,7 +13,6 @@ names the problem), 2 a command line that does not parse, 3 the motion does not 
 the base parameters (the message names the joints that barely moved).
 """
 
-import argparse
 import os
 import sys
 import time
@@ -30,7 +29,8 @@ from .scales import estimate_scales, WEAK
 from .stack import DEFAULT_MIN_SPEED
 from .units import read_effort_scale
 from ..analysis import AnalysisError, exit_code, require
-from ..analysis.cli import _holds, add_plot_options, add_recording_options, load_description
+from ..analysis.cli import _holds, add_plot_options, add_recording_options, load_description, \
+    recordings_parser
 from ..drive import COULOMB_VELOCITY
 
 _HELP = """Identify the inertial parameters of the links and the drive (viscous and Coulomb
@@ -47,13 +47,10 @@ determine the base parameters."""
 
 
 def _parser():
-    parser = argparse.ArgumentParser(
-        prog='python -m rbd_dynamics identify', description=_HELP,
-        usage='%(prog)s ROBOT BAG [BAG ...] [--validate BAG ...] [--topic TOPIC] [--out DIR] '
-              '[options] [name:=value ...]')
-    parser.add_argument('inputs', nargs='+', metavar='ROBOT BAG',
-                        help='robot description (.urdf or .xacro), the rosbag2 recordings '
-                             '(directories or .mcap / .db3 files), xacro arguments')
+    parser = recordings_parser(
+        'identify', _HELP, 'ROBOT BAG [BAG ...] [--validate BAG ...] [--topic TOPIC] '
+        '[--out DIR] [options] [name:=value ...]',
+        'the rosbag2 recordings (directories or .mcap / .db3 files)')
     parser.add_argument('--validate', nargs='+', default=[], metavar='BAG',
                         help='recordings to validate on (default: the last fifth of the data, '
                              'held out of the fit)')

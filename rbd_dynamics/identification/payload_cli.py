@@ -11,7 +11,6 @@ no payload (a mass within :data:`NO_PAYLOAD` standard deviations of zero, or eff
 farther than :data:`COM_FAR` from the link is written with a warning.
 """
 
-import argparse
 import json
 import os
 import sys
@@ -24,7 +23,8 @@ from .payload import estimate, joint_columns, NotDeterminedError, sensor_columns
 from .recordings import held_model, read_states, recording
 from .units import read_drive
 from ..analysis import AnalysisError, exit_code, require
-from ..analysis.cli import _holds, add_recording_options, load_description
+from ..analysis.cli import _holds, add_recording_options, load_description, \
+    recordings_parser, robot_and_bags
 
 FILE_NAME = 'payload.yaml'
 #: A mass within this many standard deviations of zero is no payload: refused (exit 3).
@@ -52,13 +52,9 @@ parameters payload.*, for --params-file) and prints the equivalent ~/payload mes
 
 
 def _parser():
-    parser = argparse.ArgumentParser(
-        prog='python -m rbd_dynamics payload', description=_HELP,
-        usage='%(prog)s ROBOT BAG [BAG ...] --link LINK [--params-file FILE] [--wrench TOPIC] '
-              '[--out DIR] [options] [name:=value ...]')
-    parser.add_argument('inputs', nargs='+', metavar='ROBOT BAG',
-                        help='robot description (.urdf or .xacro), the rosbag2 recordings, '
-                             'xacro arguments')
+    parser = recordings_parser(
+        'payload', _HELP, 'ROBOT BAG [BAG ...] --link LINK [--params-file FILE] '
+        '[--wrench TOPIC] [--out DIR] [options] [name:=value ...]', 'the rosbag2 recordings')
     parser.add_argument('--link', required=True, help='the link holding the payload')
     parser.add_argument('--params-file', metavar='FILE',
                         help="the arm's drive: a node parameters file (identify's drive.yaml) "
@@ -87,15 +83,8 @@ def run(args, out=None):
     """Run the command for parsed arguments; the exit code."""
     out = sys.stdout if out is None else out
     require('payload', 'scipy', 'cvxpy')
-    from ..parsers.files import split_xacro_args
     from .report import write_all
-    try:
-        tokens, xacro_args = split_xacro_args(args.inputs)
-    except Exception as err:
-        raise AnalysisError(str(err)) from None
-    if len(tokens) < 2:
-        raise AnalysisError('payload needs a robot description and at least one bag')
-    robot, bags = tokens[0], tokens[1:]
+    robot, bags, xacro_args = robot_and_bags('payload', args.inputs)
     text, model = load_description(robot, xacro_args, args.root_link)
     from ..analysis.pipeline import check_model
     check_model(model)
