@@ -7,7 +7,6 @@ at all.
 """
 
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -21,7 +20,7 @@ from rbd_dynamics.analysis.bag import read_joint_states  # noqa: E402
 import rclpy.executors  # noqa: E402
 from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
-from support.ros import spin_until  # noqa: E402
+from support.ros import run_spinning  # noqa: E402
 
 STATES, WRENCH = '/record_test/joint_states', '/record_test/wrench'
 
@@ -56,15 +55,8 @@ class Robot:
 
     def run(self, args, timeout=60.0):
         """Run the recorder while publishing; ``(exit code, stdout, stderr)``."""
-        proc = subprocess.Popen([sys.executable, '-m', 'rbd_dynamics', 'record'] + args,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            spin_until(self.executor, lambda: proc.poll() is not None, timeout, 0.005)
-            code = proc.wait(30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-        return code, proc.stdout.read(), proc.stderr.read()
+        return run_spinning(self.executor, [sys.executable, '-m', 'rbd_dynamics', 'record']
+                            + args, timeout, period=0.005)
 
     def close(self):
         self.executor.remove_node(self.node)

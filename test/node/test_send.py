@@ -17,7 +17,7 @@ from rbd_dynamics.analysis.planned import read_trajectory  # noqa: E402
 from rbd_dynamics.ros import processes  # noqa: E402
 import rclpy.executors  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
-from support.ros import spin_until  # noqa: E402
+from support.ros import run_spinning  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
 PLAN = """header:
@@ -70,17 +70,8 @@ class Robot:
 
     def run(self, args, timeout=60.0):
         """Run the command while spinning; return ``(exit code, stdout, stderr)``."""
-        proc = subprocess.Popen(processes.command(*processes.SEND) + args,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            spin_until(self.executor, lambda: proc.poll() is not None, timeout, 0.05)
-            for _ in range(10):  # what is still in flight
-                self.executor.spin_once(timeout_sec=0.01)
-            code = proc.wait(30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-        return code, proc.stdout.read(), proc.stderr.read()
+        return run_spinning(self.executor, processes.command(*processes.SEND) + args, timeout,
+                            drain=10)
 
     def close(self):
         self.executor.remove_node(self.node)

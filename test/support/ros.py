@@ -9,6 +9,7 @@ node's parameter service.
 
 import contextlib
 import os
+import subprocess
 import tempfile
 import time
 
@@ -48,6 +49,24 @@ def spin_until(executor, predicate, timeout=120.0, period=0.01, alive=None):
             return True
         executor.spin_once(timeout_sec=period)
     return predicate()
+
+
+def run_spinning(executor, command, timeout=60.0, period=0.05, drain=0):
+    """
+    Run ``command`` in a process while spinning ``executor``: ``(exit code, stdout, stderr)``.
+
+    ``drain`` more spins once it has ended, for what is still in flight.
+    """
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        spin_until(executor, lambda: proc.poll() is not None, timeout, period)
+        for _ in range(drain):
+            executor.spin_once(timeout_sec=0.01)
+        code = proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return code, proc.stdout.read(), proc.stderr.read()
 
 
 class NodeProcess(RosProcess):

@@ -163,14 +163,23 @@ def test_bag_merges_publishers_and_writes_contract_columns(model, tmp_path, caps
     check_png(out / 'torques.png', len(names))
 
 
-def test_bag_converts_efforts_in_the_drivers_units(model, tmp_path, capsys):
-    """``--effort-scale FILE``: efforts recorded divided by a scale compare as joint torques."""
-    scale = np.array([12.0, 15.0, -9.5, 7.0, 3.0, 2.5, 1.5])
+#: The arm's efforts per unit of a driver's (one joint turning the other way).
+SCALE = np.array([12.0, 15.0, -9.5, 7.0, 3.0, 2.5, 1.5])
+
+
+def scaled_bag(path, model):
+    """Record :func:`two_publishers`, the arm's efforts divided by :data:`SCALE`."""
     _, messages = two_publishers(model)
     for _, msg in messages:
         if len(msg.effort):
-            msg.effort = np.asarray(msg.effort) / scale
-    bag = write_bag(tmp_path / 'bag', messages)
+            msg.effort = np.asarray(msg.effort) / SCALE
+    return write_bag(path, messages)
+
+
+def test_bag_converts_efforts_in_the_drivers_units(model, tmp_path, capsys):
+    """``--effort-scale FILE``: efforts recorded divided by a scale compare as joint torques."""
+    scale = SCALE
+    bag = scaled_bag(tmp_path / 'bag', model)
     scale_file = tmp_path / 'scale.yaml'
     scale_file.write_text('/**:\n  ros__parameters:\n    joints: [%s]\n    drive:\n'
                           '      effort_scale: [%s]\n'
@@ -197,15 +206,11 @@ def test_bag_converts_efforts_in_the_drivers_units(model, tmp_path, capsys):
 def test_bag_with_a_drive_file_adds_its_friction_and_converts_by_its_scale(
         model, tmp_path, capsys):
     """``--params-file drive.yaml``: the drive's torques added, efforts converted by its scale."""
-    scale = np.array([12.0, 15.0, -9.5, 7.0, 3.0, 2.5, 1.5])
+    scale = SCALE
     viscous = np.linspace(0.5, 2.0, 7)
     coulomb = np.linspace(1.0, 0.3, 7)
     armature = np.linspace(0.2, 0.05, 7)
-    _, messages = two_publishers(model)
-    for _, msg in messages:
-        if len(msg.effort):
-            msg.effort = np.asarray(msg.effort) / scale
-    bag = write_bag(tmp_path / 'bag', messages)
+    bag = scaled_bag(tmp_path / 'bag', model)
     drive_file = tmp_path / 'drive.yaml'
     drive_file.write_text(
         '/**:\n  ros__parameters:\n    joints: [%s]\n    drive:\n      effort_scale: [%s]\n'
