@@ -9,7 +9,6 @@ the gain that flags a contact soonest, and writes ``DIR/contact.yaml`` (node par
 written, 1 unusable input (the message names it), 2 a command line that does not parse.
 """
 
-import json
 import os
 import sys
 
@@ -131,16 +130,24 @@ def run(args, out=None):
 
 
 def contact_yaml(setup, fig, bags, margin):
-    """Return the node parameters file of the chosen gain's thresholds (``joints`` order)."""
+    """
+    Return the node parameters file of the chosen gain's thresholds.
+
+    The thresholds in the order of the node's ``joints`` (those of ``--params-file``, else the
+    model's), which the file names in a comment and does not set: loaded after the robot's own
+    parameters, it must not reorder them.
+    """
+    from ..identification.writeback import yaml_number
     joints = [setup.model.joint_names[i] for i in setup.rows]
     return '\n'.join([
         "# contact thresholds from %s (python -m rbd_dynamics contact): %g times each joint's "
         'typical' % (', '.join(os.path.basename(b.rstrip('/')) for b in bags), margin),
         "# peak of the residual in those free motions; load it beside the robot's parameters.",
+        '# contact.threshold is in the order of joints: [%s]' % ', '.join(joints),
         '/**:', '  ros__parameters:',
-        '    joints: [%s]' % ', '.join(json.dumps(name) for name in joints),
-        '    contact:', '      observer: true', '      gain: %r' % float(fig.gain),
-        '      threshold: [%s]' % ', '.join('%.6g' % v for v in fig.threshold[setup.rows]),
+        '    contact:', '      observer: true', '      gain: %s' % yaml_number(fig.gain),
+        '      threshold: [%s]' % ', '.join(yaml_number(float('%.6g' % v))
+                                            for v in fig.threshold[setup.rows]),
         ''])
 
 

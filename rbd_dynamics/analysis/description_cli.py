@@ -26,24 +26,28 @@ def _parser():
     parser.add_argument('xacro_args', nargs='*', metavar='name:=value', help='xacro arguments')
     parser.add_argument('--out', default=None, metavar='FILE',
                         help='the parameters file to write (default: standard output)')
-    parser.add_argument('--root-link', default=None, help='root of the model (checked)')
+    parser.add_argument('--root-link', default=None,
+                        help="root of the model: checked, and written as the node's root_link")
     return parser
 
 
 def run(args):
     """Run the command for parsed arguments; the exit code."""
     from .cli import _assignments
+    from .pipeline import check_model
     from ..identification.writeback import description_yaml
     text, model = load_description(args.robot, _assignments(args.xacro_args, ':=',
                                                             'xacro argument'), args.root_link)
+    check_model(model)  # (the node refuses what joint states cannot carry, so does this)
     if isinstance(text, bytes):  # (a file's bytes, as the parser takes them)
         try:
             text = text.decode('utf-8')
         except UnicodeDecodeError as err:
             raise AnalysisError('%s is not UTF-8 text: %s' % (args.robot, err)) from None
-    content = description_yaml(text, ['robot_description of %s (model %r, %d joints): give it '
-                                      'to the node with --params-file'
-                                      % (os.path.basename(args.robot), model.name, model.nv)])
+    content = description_yaml(text, ['robot_description of %s (model %r, %d joint '
+                                      'coordinates): give it to the node with --params-file'
+                                      % (os.path.basename(args.robot), model.name, model.nv)],
+                               root_link=args.root_link)
     if args.out is None:
         sys.stdout.write(content)
         return 0

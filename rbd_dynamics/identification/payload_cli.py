@@ -22,6 +22,7 @@ from .excite import urdf_limits
 from .payload import estimate, joint_columns, NotDeterminedError, sensor_columns
 from .recordings import held_model, read_states, recording
 from .units import read_drive
+from .writeback import yaml_number
 from ..analysis import AnalysisError, exit_code, require
 from ..analysis.cli import _holds, add_recording_options, load_description, \
     recordings_parser, robot_and_bags
@@ -33,6 +34,9 @@ NO_PAYLOAD = 2.0
 #: leaves unexplained with it (RMS over the channels): an arm's model error, fitted as a
 #: payload, is a few grams far from the link.
 NO_PAYLOAD_EFFECT = 0.5
+#: A joint's friction change is estimated where it moves faster than this many times its
+#: Coulomb width in this share of the samples (else its friction is kept as the file says).
+FRICTION_SPEED, FRICTION_SHARE = 2.0, 0.1
 #: A centre of mass farther than this from the link's origin [m] is flagged: beyond what a
 #: gripper or a tool on a flange holds, it more likely tells a model or recording problem.
 COM_FAR = 0.3
@@ -159,7 +163,15 @@ def _from_efforts(args, model, text, bags):
             # the friction's change since the drive was identified: viscous and Coulomb
             friction.append(np.stack([qd, np.tanh(qd / drive['coulomb_velocity'])], axis=2))
     A, b = np.concatenate(A), np.concatenate(b)
-    nuisance = None if args.keep_friction else np.concatenate(friction)
+    nuisance = None
+    if not args.keep_friction:
+        nuisance = np.concatenate(friction)
+        # only where the joint moves: a joint at rest (static poses) shows its friction not at
+        # all, and the columns would fit velocity noise
+        speed = np.abs(nuisance[:, :, 0])
+        moving = (speed > FRICTION_SPEED * drive['coulomb_velocity']).mean(axis=0) \
+            >= FRICTION_SHARE
+        nuisance[:, ~moving, :] = 0.0
     # the joints whose torques the payload moves
     channels = np.abs(A).max(axis=(0, 2)) > 0
     units = ['N' if t == 'prismatic' else 'N m' for t in model.joint_types]
@@ -249,9 +261,9 @@ def payload_yaml(result, bags):
                 if result.point_mass else ''),
              '/**:', '  ros__parameters:', '    payload:',
              '      link: %s' % json.dumps(result.link),
-             '      mass: %r' % float(result.mass),
-             '      com: [%s]' % ', '.join(repr(float(v)) for v in result.com),
-             '      inertia: [%s]' % ', '.join(repr(float(v)) for v in inertia)]
+             '      mass: %s' % yaml_number(result.mass),
+             '      com: [%s]' % ', '.join(yaml_number(v) for v in result.com),
+             '      inertia: [%s]' % ', '.join(yaml_number(v) for v in inertia)]
     return '\n'.join(lines) + '\n'
 
 
@@ -291,8 +303,11 @@ def summary(result, names, units, wrench):
     refitted = result.nuisance.shape[1] == 2
     for j, (name, unit, before, after, offset) in enumerate(zip(
             names, units, result.rms_before, result.rms, result.offsets)):
-        friction = ('; friction changed by viscous %+.3g, Coulomb %+.3g'
-                    % tuple(result.nuisance[j]) if refitted else '')
+        friction = ''
+        if refitted:
+            friction = ('; friction changed by viscous %+.3g, Coulomb %+.3g'
+                        % tuple(result.nuisance[j]) if result.nuisance[j].any()
+                        else '; friction kept: the joint hardly moves')
         lines.append('  %-20s %10.4g -> %10.4g %s   (offset %.4g%s)'
                      % (name, before, after, unit, offset, friction))
     lines.append('as the ~/payload message: ros2 topic pub --once /rbd_dynamics/payload '

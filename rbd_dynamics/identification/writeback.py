@@ -102,6 +102,20 @@ def _indent(element, indent):
     element[-1].tail = indent
 
 
+def yaml_number(value):
+    """
+    Return a float as YAML reads it back as that float, exactly (``repr`` digits).
+
+    ``repr`` writes ``1e-05``, which YAML 1.1 (PyYAML) reads as a string: the mantissa gets its
+    dot, ``1.0e-05``.
+    """
+    text = repr(float(value))
+    mantissa, e, exponent = text.partition('e')
+    if e and '.' not in mantissa:
+        text = '%s.0e%s' % (mantissa, exponent)
+    return text
+
+
 def description_lines(text):
     """
     Return ``robot_description: ...`` as lines of a parameters file (under ``ros__parameters``).
@@ -113,9 +127,11 @@ def description_lines(text):
     return ['    robot_description: |2'] + body
 
 
-def description_yaml(text, notes=()):
+def description_yaml(text, notes=(), root_link=None):
     """Return a node parameters file that gives the node the description ``text``."""
     head = ['# %s' % note for note in notes] + ['%s:' % NODE_KEY, '  ros__parameters:']
+    if root_link:
+        head.append('    root_link: %s' % json.dumps(root_link))
     return '\n'.join(head + description_lines(text)) + '\n'
 
 
@@ -132,7 +148,7 @@ def drive_yaml(joint_names, viscous, coulomb, armature, coulomb_velocity, notes=
     ``effort_offset`` (one per joint) ``drive.effort_offset``.
     """
     def values(array):
-        return '[%s]' % ', '.join(repr(float(v)) for v in array)
+        return '[%s]' % ', '.join(yaml_number(v) for v in array)
 
     lines = ['# %s' % note for note in notes]
     lines += ['# Set drive.compensate: true to add the drive torques to ~/feedforward.',

@@ -136,6 +136,14 @@ def test_static_poses_give_a_point_mass(arm, drive_file, tmp_path, capsys):
     assert abs(p['mass'] - MASS) < 1e-6 * MASS
     np.testing.assert_allclose(p['com'], COM, atol=1e-6)
     assert p['inertia'] == [0.0] * 6
+    # a driver's velocity noise at rest: no friction change is fitted to it
+    noisy = write_joint_states(tmp_path / 'noisy', plain.joint_names, t, q,
+                               1e-3 * rng.normal(size=q.shape), tau / SCALE)
+    code, out, err = run([demo_urdf_path(), noisy, '--link', LINK, '--params-file', drive_file,
+                          '--out', tmp_path / 'noisy_out'], capsys)
+    assert code == 0, err
+    assert out.count('friction kept: the joint hardly moves') == 7, out
+    assert 'friction changed' not in out
 
 
 def wrench_bag(path, arm, frame='ft_frame', seed=5):

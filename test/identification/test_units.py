@@ -228,3 +228,20 @@ def test_bad_loads_exit_1(estimate_bags, tmp_path, capsys, args, message):
     _, stderr = capsys.readouterr()
     assert code == 1 and message in stderr, stderr
     assert not out.exists() or not os.listdir(out)
+
+
+@pytest.mark.parametrize('value', [1e-05, -2.5e-07, 1e20, 0.1, 5.0, -0.0, 123456789.0])
+def test_written_numbers_read_back_as_numbers(value, tmp_path):
+    """A tiny offset written as 1e-05 read back as a string, and the file was refused."""
+    from rbd_dynamics.identification.units import read_drive
+    from rbd_dynamics.identification.writeback import drive_yaml, yaml_number
+    assert yaml.safe_load('x: %s' % yaml_number(value))['x'] == value
+    with open(demo_urdf_path()) as stream:
+        model = rbd.Model.from_urdf(stream.read(), compiled=False)
+    nv = model.nv
+    path = tmp_path / 'drive.yaml'
+    path.write_text(drive_yaml(model.joint_names, [abs(value)] * nv, [abs(value)] * nv,
+                               [0.0] * nv, 0.01, effort_offset=[value] * nv))
+    drive = read_drive(str(path), model)
+    np.testing.assert_array_equal(drive['effort_offset'], value)
+    np.testing.assert_array_equal(drive['viscous'], abs(value))

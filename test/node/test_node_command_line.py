@@ -93,3 +93,23 @@ def test_description_command_gives_the_node_a_text_dash_p_cannot(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and 'Traceback' not in done.stderr, done.stderr
     assert not (tmp_path / 'b.yaml').exists()
+
+
+def test_description_command_refuses_what_the_node_refuses_and_writes_root_link(tmp_path):
+    import subprocess
+    import sys
+    floating = ('<robot name="r"><link name="world"/><link name="base"><inertial><mass '
+                'value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/>'
+                '</inertial></link><joint name="free" type="floating"><parent link="world"/>'
+                '<child link="base"/></joint></robot>')
+    (tmp_path / 'floating.urdf').write_text(floating)
+    done = subprocess.run([sys.executable, '-m', 'rbd_dynamics', 'description',
+                           str(tmp_path / 'floating.urdf'), '--out', str(tmp_path / 'f.yaml')],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and 'Traceback' not in done.stderr, done.stderr
+    assert not (tmp_path / 'f.yaml').exists()
+    done = subprocess.run([sys.executable, '-m', 'rbd_dynamics', 'description',
+                           demo_urdf_path(), '--root-link', 'link3'], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert '    root_link: "link3"\n' in done.stdout

@@ -101,7 +101,8 @@ def test_one_stop_transient_does_not_set_the_thresholds(recorded, tmp_path):
     over = re.search(r'^ +50 +[0-9.]+ ms +(\d+)', outputs['stop'], re.M)
     assert over and int(over.group(1)) > 0, outputs['stop']
     assert re.search(r'^ +50 +[0-9.]+ ms +0 ', outputs['smooth'], re.M), outputs['smooth']
-    # the node takes the written file beside the drive file
+    # the node takes the written file beside the drive file, which keeps its joints and order
+    assert 'joints' not in thresholds(tmp_path / 'stop' / 'contact.yaml')
     params = {}
     for path in (recorded['params'], str(tmp_path / 'stop' / 'contact.yaml')):
         flat = thresholds(path)
