@@ -27,6 +27,7 @@ import os
 import shutil
 import signal
 import sys
+import tempfile
 import time
 
 EXIT_INPUT = 1
@@ -139,7 +140,12 @@ def main(args=None):
     import rclpy
     from rclpy.utilities import remove_ros_args
 
-    argv = remove_ros_args(sys.argv if args is None else args)[1:]
+    from .executor import init_failure
+    try:
+        argv = remove_ros_args(sys.argv if args is None else args)[1:]
+    except Exception as exc:  # rcl's refusal of the ROS arguments: one line
+        print('error: %s' % init_failure(exc), file=sys.stderr)
+        return EXIT_INPUT
     options = _parser().parse_args(argv)
     out = options.out.rstrip('/') or options.out
     if os.path.exists(out):
@@ -151,13 +157,10 @@ def main(args=None):
     try:
         rclpy.init(args=args)
     except Exception as exc:  # rcl's refusal (a bad --params-file...): one line
-        from .executor import init_failure
         print('error: cannot start: %s' % init_failure(exc), file=sys.stderr)
         return EXIT_INPUT
     node = rclpy.create_node('rbd_dynamics_record')
-    # the bag is written under a directory beside OUT, its files named as OUT's, and moved
-    partial = out + '.partial'
-    bag = os.path.join(partial, os.path.basename(out))
+    partial = None
     recorder = None
     try:
         types = topic_types(node, options.topics, options.timeout)
@@ -166,13 +169,11 @@ def main(args=None):
             print('error: no publisher of %s in %g s' % (', '.join(missing), options.timeout),
                   file=sys.stderr)
             return EXIT_NO_PUBLISHER
-        shutil.rmtree(partial, ignore_errors=True)
-        os.makedirs(partial)
-        try:
-            recorder = Recorder(bag, types, options.storage)
-        except ValueError as err:
-            print('error: %s' % err, file=sys.stderr)
-            return EXIT_INPUT
+        # the bag is written in a new directory beside OUT, its files named as OUT's, and moved
+        partial = tempfile.mkdtemp(prefix='.%s.' % os.path.basename(out),
+                                   dir=os.path.dirname(os.path.abspath(out)))
+        bag = os.path.join(partial, os.path.basename(out))
+        recorder = Recorder(bag, types, options.storage)
         record(node, recorder, types, options.duration, lambda text: print(text, flush=True))
         counts = recorder.counts
         recorder.close()
@@ -184,10 +185,23 @@ def main(args=None):
         print('wrote %s: %s' % (out, ', '.join('%d messages on %s' % (n, topic)
                                                for topic, n in counts.items())), flush=True)
         return 0
+    except ValueError as err:  # a type the tools do not read
+        print('error: %s' % err, file=sys.stderr)
+        return EXIT_INPUT
+    except KeyboardInterrupt:  # before the recording started: nothing to keep
+        print('interrupted: nothing written', file=sys.stderr)
+        return 130
+    except Exception as err:  # the bag's directory or writer (rosbags): one line
+        print('error: %s: %s' % (type(err).__name__, err), file=sys.stderr)
+        return EXIT_INPUT
     finally:
         if recorder is not None:
-            recorder.close()
-        shutil.rmtree(partial, ignore_errors=True)
+            try:
+                recorder.close()
+            except Exception:  # (already failing: its own error was said)
+                pass
+        if partial is not None:
+            shutil.rmtree(partial, ignore_errors=True)
         node.destroy_node()
         rclpy.try_shutdown()
 

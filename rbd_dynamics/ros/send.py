@@ -165,7 +165,12 @@ def main(args=None):
     import rclpy
     from rclpy.utilities import remove_ros_args
 
-    argv = remove_ros_args(sys.argv if args is None else args)[1:]
+    from .executor import init_failure
+    try:
+        argv = remove_ros_args(sys.argv if args is None else args)[1:]
+    except Exception as exc:  # rcl's refusal of the ROS arguments: one line
+        print('error: %s' % init_failure(exc), file=sys.stderr)
+        return EXIT_INPUT
     options = _parser().parse_args(argv)
     from ..analysis import AnalysisError
     from ..analysis.planned import read_trajectory
@@ -181,7 +186,11 @@ def main(args=None):
         print('error: --tolerance must be positive', file=sys.stderr)
         return EXIT_INPUT
     msg = trajectory_message(planned, options.delay)
-    rclpy.init(args=args)
+    try:
+        rclpy.init(args=args)
+    except Exception as exc:  # rcl's refusal (a bad --params-file...): one line
+        print('error: cannot start: %s' % init_failure(exc), file=sys.stderr)
+        return EXIT_INPUT
     node = rclpy.create_node('rbd_dynamics_send')
     try:
         if not options.no_check:
