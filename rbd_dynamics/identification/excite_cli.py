@@ -53,6 +53,9 @@ def _parser():
                              '(default: the velocity limit times 2 pi the highest frequency)')
     parser.add_argument('--iterations', type=int, default=100,
                         help='most optimiser iterations (default: %(default)s)')
+    parser.add_argument('--max-condition', type=float, default=DEFAULT_MAX_CONDITION,
+                        help="largest condition number of a motion written, as identify's "
+                             'option of that name (default: %(default)g)')
     parser.add_argument('--seed', type=int, default=1, help='of the first guess')
     parser.add_argument('--hold', action='append', metavar='JOINT=VALUE',
                         help='leave a joint at this position [rad or m] (repeatable): a gripper '
@@ -94,6 +97,8 @@ def _check(args, model):
         raise AnalysisError('--margin must be at least 0 and less than 0.5')
     if args.harmonics < 2 or args.iterations < 0:
         raise AnalysisError('--harmonics must be at least 2 and --iterations not negative')
+    if not args.max_condition >= 1.0:
+        raise AnalysisError('--max-condition must be a number >= 1')
     if not (np.isfinite(args.clearance) and args.clearance > collision.START_SLACK):
         raise AnalysisError('--clearance must be more than %g m' % collision.START_SLACK)
 
@@ -160,12 +165,13 @@ def _run(args):
                                args.seed, progress=progress, collisions=world)
     finally:
         progress.finish()
-    if not result.condition <= DEFAULT_MAX_CONDITION:
+    if not result.condition <= args.max_condition:
         raise NotExcitedError(
             'the motion designed does not determine the base parameters: condition number '
-            '%.3g, more than identify accepts (%.3g). %s. Nothing written; try another --start '
-            '(further from the limits and obstacles), a smaller --clearance or --margin, or more '
-            '--iterations' % (result.condition, DEFAULT_MAX_CONDITION, why_worse(result)),
+            '%.3g, more than identify accepts (%.3g, --max-condition). %s. Nothing written; try '
+            'another --start (further from the limits and obstacles), a smaller --clearance or '
+            '--margin, or more --iterations'
+            % (result.condition, args.max_condition, why_worse(result)),
             [n for n, c in zip(model.joint_names, covered(result)) if c < 0.5],
             result.condition)
     path = os.path.join(args.out, FILE_NAME)

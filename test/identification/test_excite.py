@@ -134,11 +134,17 @@ def test_a_motion_identify_would_refuse_is_not_written(tight_arm, tmp_path):
     code, _, err = run_excite(design_args(tight_arm, out, 3) + ['--margin', '0.499'])
     assert code == 3, err
     assert 'Traceback' not in err
-    reason = re.search(r'condition number ([0-9.e+]+), more than identify accepts \(1e\+05\)\. '
+    reason = re.search(r'condition number ([0-9.e+]+), more than identify accepts '
+                       r'\(1e\+05, --max-condition\)\. '
                        r'The optimiser reached ([0-9.e+]+) on its samples', err)
     assert reason, err
     assert float(reason.group(1)) > 1e5
     assert 'Nothing written' in err and not out.exists()
+    # as identify, the limit is an option: above the design's figure, the motion is written
+    limit = '%g' % (2 * float(reason.group(1)))
+    code, stdout, err = run_excite(design_args(tight_arm, out, 3)
+                                   + ['--margin', '0.499', '--max-condition', limit])
+    assert code == 0 and (out / 'excitation.yaml').exists(), err
 
 
 @pytest.mark.parametrize('args, message', [
