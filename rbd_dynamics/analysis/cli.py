@@ -227,9 +227,11 @@ def _analyse(command, args):
         from ..identification.units import read_effort_scale
         scale = read_effort_scale(args.effort_scale, model.joint_names)
     if command == 'bag' and args.params_file:
-        from ..identification.units import read_drive
+        from ..identification.units import read_drive, scaled_joints
         drive = read_drive(args.params_file, model)
-        scale = dict(zip(model.joint_names, drive['effort_scale'].tolist()))
+        covered = scaled_joints(args.params_file, model.joint_names)
+        scale = {name: k for name, k in zip(model.joint_names, drive['effort_scale'].tolist())
+                 if covered is None or name in covered}
     if command == 'bag':
         from .bag import ProgressPrinter, read_joint_states
         from .merge import merge_joint_states
@@ -247,8 +249,10 @@ def _analyse(command, args):
         notes += merged.notes
         missing = [name for name in merged.effort if scale and name not in scale]
         if missing:  # (joints recorded without efforts need none)
-            raise AnalysisError('--effort-scale %s gives no scale for %s, whose efforts are '
-                                'recorded' % (args.effort_scale, ', '.join(missing)))
+            raise AnalysisError('%s gives no scale for %s, whose efforts are recorded'
+                                % ('--effort-scale %s' % args.effort_scale if args.effort_scale
+                                   else '--params-file %s' % args.params_file,
+                                   ', '.join(missing)))
         offset = {} if drive is None else dict(zip(model.joint_names,
                                                    drive['effort_offset'].tolist()))
         for name, values in merged.effort.items():  # the driver's units -> joint torques

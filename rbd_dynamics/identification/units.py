@@ -87,6 +87,19 @@ DRIVE_KEYS = ('viscous', 'coulomb', 'armature', 'coulomb_velocity', 'effort_scal
               'effort_offset')
 
 
+def scaled_joints(path, joint_names):
+    """
+    Return the joints a parameters file's ``drive.effort_scale`` covers, or ``None`` (none).
+
+    ``None`` where the file gives no scale (every effort in N m or N); else its ``joints`` (the
+    description's where it names none).
+    """
+    params = _parameters(read_yaml(path, '--params-file'))
+    if not isinstance(params, dict) or not _get(params, 'drive.effort_scale'):
+        return None
+    return list(_get(params, 'joints') or joint_names)
+
+
 def read_drive(path, model):
     """
     Return the drive of a node parameters file, per joint in ``model.joint_names`` order.

@@ -236,6 +236,15 @@ def test_bag_with_a_drive_file_adds_its_friction_and_converts_by_its_scale(
     interior = slice(len(tau) // 10, -len(tau) // 10)
     # converted to N m, and the recording's bias of 0.5 taken off
     assert np.abs(effort - rigid)[interior].max() < 0.05
+    # a drive file whose scale leaves out a joint with efforts: refused, not read as N m
+    partial = tmp_path / 'partial.yaml'
+    partial.write_text('/**:\n  ros__parameters:\n    joints: [%s]\n    drive:\n'
+                       '      effort_scale: [%s]\n'
+                       % (', '.join(ARM[:6]), ', '.join('%g' % k for k in scale[:6])))
+    code, _, err = run_cli(['bag', demo_urdf_path(), bag, '--params-file', str(partial),
+                            '--out', str(tmp_path / 'partial')])
+    assert code == 1 and 'gives no scale for joint7' in err and 'Traceback' not in err, err
+    assert not os.path.exists(tmp_path / 'partial')
     # both a scale file and a drive file: which scale is meant is not guessed
     code, _, err = run_cli(['bag', demo_urdf_path(), bag, '--params-file', str(drive_file),
                             '--effort-scale', str(drive_file), '--out', str(tmp_path / 'no')])
