@@ -144,12 +144,18 @@ def robot_and_bags(command, inputs):
     return tokens[0], tokens[1:], xacro_args
 
 
-def add_recording_options(parser):
-    """Add how joint states are read: ``--topic``, ``--window``, ``--max-gap``."""
+def add_recording_options(parser, window=DEFAULT_WINDOW, window_default='%(default)s'):
+    """
+    Add how joint states are read: ``--topic``, ``--window``, ``--max-gap``.
+
+    ``window``: ``--window``'s default (``None``: the command chooses), ``window_default`` what
+    its help says of it.
+    """
     parser.add_argument('--topic', default='/joint_states',
                         help='sensor_msgs/JointState topic (default: %(default)s)')
-    parser.add_argument('--window', type=float, default=DEFAULT_WINDOW,
-                        help='Savitzky-Golay window for derivatives [s] (default: %(default)s)')
+    parser.add_argument('--window', type=float, default=window,
+                        help='Savitzky-Golay window for derivatives [s] (default: %s)'
+                        % window_default)
     parser.add_argument('--max-gap', type=float, default=DEFAULT_MAX_GAP,
                         help='longer pauses, in sample periods, split a recording '
                              '(default: %(default)s)')

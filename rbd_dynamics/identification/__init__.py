@@ -22,7 +22,7 @@ SciPy and cvxpy are imported where they are used: importing this package needs N
 from .blas import blas_threads
 from .columns import DRIVE_TERMS, Layout, link_scales, PARAMETER_NAMES, unit_scale
 from .fit import DEFAULT_MAX_CONDITION, DEFAULT_MAX_ITERATIONS, Identification, \
-    NotExcitedError, own_link_offsets, solve
+    NotExcitedError, own_link_offsets, residual_share, solve
 from .inertia import consistency_margin, link_inertial, parameters_from_pseudo, \
     parameters_from_spatial, pseudo_inertia, rotational_inertia
 from .stack import barely_moved, DEFAULT_CHUNK, DEFAULT_MIN_SPEED, moving, Stack
@@ -32,5 +32,5 @@ __all__ = [
     'DEFAULT_MAX_CONDITION', 'DEFAULT_MAX_ITERATIONS', 'DEFAULT_MIN_SPEED', 'DRIVE_TERMS',
     'Identification', 'Layout', 'link_inertial', 'link_scales', 'moving', 'NotExcitedError',
     'own_link_offsets', 'PARAMETER_NAMES', 'parameters_from_pseudo', 'parameters_from_spatial',
-    'pseudo_inertia', 'rotational_inertia', 'solve', 'Stack', 'unit_scale',
+    'pseudo_inertia', 'residual_share', 'rotational_inertia', 'solve', 'Stack', 'unit_scale',
 ]

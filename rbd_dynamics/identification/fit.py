@@ -244,6 +244,21 @@ def _solve(stack, x_prior, max_condition, max_iterations, min_separation):
     return result
 
 
+def residual_share(stack):
+    """
+    Return the RMS residual of ordinary least squares over a stack, a share of its RMS effort.
+
+    The base parameters by plain least squares (no weights, no consistency): what the model
+    form, with these states, leaves unexplained in the efforts it was fitted to.
+    """
+    layout = stack.layout
+    R = stack.weighted_factor(np.ones(layout.model.nv))
+    x = np.zeros(layout.p)
+    x[layout.base] = _normalised_lstsq(R[:, layout.base], R[:, -1], 1e-12)
+    total = float(stack.tau_square.sum())
+    return float(np.sqrt(stack.residual_square(x).sum() / total)) if total > 0 else np.inf
+
+
 def _normalised_lstsq(A, b, rcond=None):
     """Least squares with the columns of ``A`` scaled to unit norm (zero columns: 0)."""
     norms = np.linalg.norm(A, axis=0)

@@ -33,6 +33,12 @@ from ..analysis.cli import _holds, add_plot_options, add_recording_options, load
     recordings_parser
 from ..drive import COULOMB_VELOCITY
 
+#: The differentiation windows identify chooses from [s] (:func:`choose_window`) where
+#: ``--window`` is not given.
+WINDOWS = (0.05, 0.1, 0.2, 0.4)
+#: Residual shares within this share of each other count as a tie (the shorter window wins).
+WINDOW_TIE = 0.01
+
 _HELP = """Identify the inertial parameters of the links and the drive (viscous and Coulomb
 friction, armature where the data tell it from the links, an effort offset per joint) from
 rosbag2 recordings of sensor_msgs/JointState with efforts. The regressor of every state is
@@ -54,7 +60,9 @@ def _parser():
     parser.add_argument('--validate', nargs='+', default=[], metavar='BAG',
                         help='recordings to validate on (default: the last fifth of the data, '
                              'held out of the fit)')
-    add_recording_options(parser)
+    # (the window is chosen from the data unless given)
+    add_recording_options(parser, window=None, window_default='the one of %s whose states '
+                          'the model fits best' % ', '.join('%g' % w for w in WINDOWS))
     parser.add_argument('--out', default='.', metavar='DIR',
                         help='output directory (default: the current one)')
     parser.add_argument('--hold', action='append', metavar='JOINT=VALUE',
@@ -144,7 +152,7 @@ def run(args, out=None):
         raise AnalysisError(str(err)) from None
     if len(tokens) < 2:
         raise AnalysisError('identify needs a robot description and at least one bag')
-    if not args.window > 0 or not args.max_gap > 0 or not (
+    if not (args.window is None or args.window > 0) or not args.max_gap > 0 or not (
             args.coulomb_velocity is None or args.coulomb_velocity > 0):
         raise AnalysisError('--window, --max-gap and --coulomb-velocity must be positive')
     min_speed = args.min_speed
@@ -174,6 +182,10 @@ def run(args, out=None):
         model = held_model(text, held, args.root_link)
     fixed = (set(described.joint_names) | set(described.mimic)) \
         - set(model.joint_names) - set(model.mimic)
+    windows = None
+    if args.window is None:
+        _step('choosing the differentiation window')
+        args.window, windows = choose_window(model, bags, states, fixed, args, scales, validate)
     recordings = [recording(b, s, model, args.window, args.max_gap, timing, fixed)
                   for b, s in zip(bags, states)]
     if validate:
@@ -293,6 +305,11 @@ def run(args, out=None):
     timing['writing'] = time.perf_counter() - t0
     out.write(summary(model, result, stack, rows, held_out, len(bags), timing, min_speed,
                       args.window, every_speed, unconstrained, held))
+    if windows:
+        out.write('differentiation window %g s, the shortest whose states leave the least '
+                  'residual of plain least squares in the fitted data, within 1 %% (%s)\n'
+                  % (args.window, ', '.join('%g s: %.3g %%' % (w, 100 * share)
+                                            for w, share in windows.items())))
     if scale_fit is not None:
         out.write(scale_summary(model, scale_fit, rows))
         unscaled = [n for n in described.joint_names if n not in scales]
@@ -308,6 +325,44 @@ def run(args, out=None):
     for line in fit_warnings(model, rows, None if scales is None else scale):
         sys.stderr.write('identify: warning: %s\n' % line)
     return 0, timing
+
+
+def choose_window(model, bags, states, fixed, args, scales, validate):
+    """
+    Return the differentiation window of :data:`WINDOWS` to identify with, and each one's share.
+
+    Velocities and accelerations come from the positions (and measured velocities) through a
+    Savitzky-Golay window: too short, their noise enters the regressor, and least squares,
+    which takes the regressor as exact, trades physical parameters for it (errors in
+    variables); too long, it smooths the motion itself. Each window's states are fitted by plain
+    least squares on the rows every window fits (a longer window leaves more of the slow rows
+    out; the validation data untouched), and the shortest window whose fit leaves a residual
+    share within :data:`WINDOW_TIE` of the least is taken (states without noise fit alike at
+    any window: then the shortest, which smooths the motion least).
+    """
+    from .. import identification as idf
+    fits, keeps = {}, {}
+    for window in WINDOWS:
+        parts = [recording(b, s, model, window, args.max_gap, None, fixed, quiet=True)
+                 for b, s in zip(bags, states)]
+        fits[window] = parts if validate else split_holdout(parts)[0]
+        keeps[window] = fitted_rows(model, fits[window], args.min_speed, window)[0]
+    common = [np.logical_and.reduce([keeps[w][k] for w in WINDOWS])
+              for k in range(len(keeps[WINDOWS[0]]))]
+    scale = None if scales is None else np.array([scales.get(n, 1.0)
+                                                  for n in model.joint_names])
+    shares = {}
+    for window in WINDOWS:
+        layout = idf.Layout(model, args.coulomb_velocity or COULOMB_VELOCITY,
+                            offset=not args.no_offset, armature=not args.no_armature)
+        stack = idf.Stack(layout)
+        with idf.blas_threads(1):
+            for r, k in zip(fits[window], common):
+                stack.add(r.q, r.qd, r.qdd, r.effort if scale is None else r.effort * scale,
+                          keep=k)
+        shares[window] = idf.residual_share(stack)
+    least = min(shares.values())
+    return min(w for w in WINDOWS if shares[w] <= (1.0 + WINDOW_TIE) * least), shares
 
 
 def _load_spec(spec, model):

@@ -80,13 +80,14 @@ def read_states(path, topic, model, timing=None):
 
 
 def recording(path, states, model, window=DEFAULT_WINDOW, max_gap=DEFAULT_MAX_GAP,
-              timing=None, held=()):
+              timing=None, held=(), quiet=False):
     """
     Merge and differentiate one bag's joint states as ``bag`` does: a :class:`Recording`.
 
     ``model`` is the model fitted; every one of its joints must be recorded with its effort.
     ``held`` names the description's joints that are fixed in it (the held joints and the
-    mimic joints that follow them): that the bag records them is no news.
+    mimic joints that follow them): that the bag records them is no news. ``quiet``: the
+    merge's notes are not printed (a recording differentiated again).
 
     Raises
     ------
@@ -115,7 +116,7 @@ def recording(path, states, model, window=DEFAULT_WINDOW, max_gap=DEFAULT_MAX_GA
     if timing is not None:
         timing['differentiation'] = timing.get('differentiation', 0.0) \
             + time.perf_counter() - t0
-    for note in merged.notes:
+    for note in () if quiet else merged.notes:
         if note.startswith('ignored joints the model does not have: ') and set(
                 note.split(': ', 1)[1].split(', ')) <= set(held):
             continue  # the held joints, said in the summary
