@@ -36,8 +36,10 @@ from ..drive import COULOMB_VELOCITY
 #: The differentiation windows identify chooses from [s] (:func:`choose_window`) where
 #: ``--window`` is not given.
 WINDOWS = (0.05, 0.1, 0.2, 0.4)
-#: Residual shares within this share of each other count as a tie (the shorter window wins).
-WINDOW_TIE = 0.01
+#: A longer window is taken only where its residual share is below the shorter one's by more
+#: than this share of it: noise in the accelerations (what the window is for) makes large
+#: differences, smoothing the motion's own sharp features (a friction's reversals) small ones.
+WINDOW_TIE = 0.1
 
 _HELP = """Identify the inertial parameters of the links and the drive (viscous and Coulomb
 friction, armature where the data tell it from the links, an effort offset per joint) from
@@ -307,9 +309,9 @@ def run(args, out=None):
                       args.window, every_speed, unconstrained, held))
     if windows:
         out.write('differentiation window %g s, the shortest whose states leave the least '
-                  'residual of plain least squares in the fitted data, within 1 %% (%s)\n'
-                  % (args.window, ', '.join('%g s: %.3g %%' % (w, 100 * share)
-                                            for w, share in windows.items())))
+                  'residual of plain least squares in the fitted data, within %g %% of it (%s)\n'
+                  % (args.window, 100 * WINDOW_TIE, ', '.join(
+                      '%g s: %.3g %%' % (w, 100 * share) for w, share in windows.items())))
     if scale_fit is not None:
         out.write(scale_summary(model, scale_fit, rows))
         unscaled = [n for n in described.joint_names if n not in scales]
