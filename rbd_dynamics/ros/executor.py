@@ -7,7 +7,6 @@ failures counted (in its diagnostics) owns a :class:`FailureCounter` as its
 """
 
 import contextlib
-import os
 import sys
 import threading
 
@@ -30,11 +29,8 @@ def run(node_factory, args=None):
     an external shutdown end it cleanly. Arguments rclpy refuses (a missing or malformed
     ``--params-file``) end the process with one line saying why, not a traceback.
     """
-    try:
-        rclpy.init(args=args)
-    except Exception as exc:  # rcl's error: its message, without the C sources it names
-        sys.exit('%s: cannot start: %s' % (os.path.basename(sys.argv[0] or 'node'),
-                                           init_failure(exc)))
+    if not init(args):
+        sys.exit(1)
     node = None
     try:
         node = node_factory()
@@ -53,6 +49,30 @@ def run(node_factory, args=None):
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+
+
+def program_arguments(args=None):
+    """
+    Return a command's own arguments (the ROS ones removed), or ``None``: rcl refused them.
+
+    The refusal (a missing or malformed ``--params-file``...) is said on one line.
+    """
+    from rclpy.utilities import remove_ros_args
+    try:
+        return remove_ros_args(sys.argv if args is None else args)[1:]
+    except Exception as exc:  # rcl's refusal of the ROS arguments: one line
+        print('error: %s' % init_failure(exc), file=sys.stderr)
+        return None
+
+
+def init(args=None):
+    """Init rclpy: ``True``, or ``False`` where rcl refuses (said on one line)."""
+    try:
+        rclpy.init(args=args)
+    except Exception as exc:  # rcl's refusal (a bad --params-file...): one line
+        print('error: cannot start: %s' % init_failure(exc), file=sys.stderr)
+        return False
+    return True
 
 
 def init_failure(exc):

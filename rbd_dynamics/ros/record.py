@@ -138,13 +138,10 @@ def record(node, recorder, types, duration, log):
 
 def main(args=None):
     import rclpy
-    from rclpy.utilities import remove_ros_args
 
-    from .executor import init_failure
-    try:
-        argv = remove_ros_args(sys.argv if args is None else args)[1:]
-    except Exception as exc:  # rcl's refusal of the ROS arguments: one line
-        print('error: %s' % init_failure(exc), file=sys.stderr)
+    from .executor import init, program_arguments
+    argv = program_arguments(args)
+    if argv is None:
         return EXIT_INPUT
     options = _parser().parse_args(argv)
     out = options.out.rstrip('/') or options.out
@@ -154,10 +151,7 @@ def main(args=None):
     if options.duration is not None and not options.duration > 0:
         print('error: --duration must be positive', file=sys.stderr)
         return EXIT_INPUT
-    try:
-        rclpy.init(args=args)
-    except Exception as exc:  # rcl's refusal (a bad --params-file...): one line
-        print('error: cannot start: %s' % init_failure(exc), file=sys.stderr)
+    if not init(args):
         return EXIT_INPUT
     node = rclpy.create_node('rbd_dynamics_record')
     partial = None

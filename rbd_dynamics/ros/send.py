@@ -163,13 +163,10 @@ def send(node, msg, topic, timeout, wait, log=print):
 
 def main(args=None):
     import rclpy
-    from rclpy.utilities import remove_ros_args
 
-    from .executor import init_failure
-    try:
-        argv = remove_ros_args(sys.argv if args is None else args)[1:]
-    except Exception as exc:  # rcl's refusal of the ROS arguments: one line
-        print('error: %s' % init_failure(exc), file=sys.stderr)
+    from .executor import init, program_arguments
+    argv = program_arguments(args)
+    if argv is None:
         return EXIT_INPUT
     options = _parser().parse_args(argv)
     from ..analysis import AnalysisError
@@ -186,10 +183,7 @@ def main(args=None):
         print('error: --tolerance must be positive', file=sys.stderr)
         return EXIT_INPUT
     msg = trajectory_message(planned, options.delay)
-    try:
-        rclpy.init(args=args)
-    except Exception as exc:  # rcl's refusal (a bad --params-file...): one line
-        print('error: cannot start: %s' % init_failure(exc), file=sys.stderr)
+    if not init(args):
         return EXIT_INPUT
     node = rclpy.create_node('rbd_dynamics_send')
     try:
