@@ -32,6 +32,11 @@ def _assignments(items, separator, what):
     return out
 
 
+def xacro_assignments(items):
+    """Return ``{name: value}`` of ``name:=value`` command-line items (xacro arguments)."""
+    return _assignments(items, ':=', 'xacro argument')
+
+
 def _holds(items):
     holds = _assignments(items, '=', '--hold')
     try:

@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-from . import AnalysisError, exit_code, read_yaml
+from . import AnalysisError, exit_code
 from .cli import add_recording_options, load_description, recordings_parser, robot_and_bags
 from .contact import best, calibrate, comparison_step, GAINS, MARGIN, STEP_SHARE, \
     transients, WINDOW
@@ -59,20 +59,8 @@ def node_parameters(path):
     """Return a node parameters file's parameters, flat (``drive.viscous``...), or ``{}``."""
     if path is None:
         return {}
-    from ..identification.units import _parameters
-    data = _parameters(read_yaml(path, '--params-file'))
-    if not isinstance(data, dict):
-        raise AnalysisError('--params-file %s: expected a node parameters file' % path)
-    flat = {}
-
-    def walk(tree, prefix):
-        for key, value in tree.items():
-            if isinstance(value, dict):
-                walk(value, prefix + str(key) + '.')
-            else:
-                flat[prefix + str(key)] = value
-    walk(data, '')
-    return flat
+    from ..identification.units import flat_parameters
+    return flat_parameters(path)
 
 
 def setups(model, params, gains):

@@ -33,11 +33,11 @@ def _parser():
 
 def run(args):
     """Run the command for parsed arguments; the exit code."""
-    from .cli import _assignments
+    from .cli import xacro_assignments
     from .pipeline import check_model
     from ..identification.writeback import description_yaml
-    text, model = load_description(args.robot, _assignments(args.xacro_args, ':=',
-                                                            'xacro argument'), args.root_link)
+    text, model = load_description(args.robot, xacro_assignments(args.xacro_args),
+                                   args.root_link)
     check_model(model)  # (the node refuses what joint states cannot carry, so does this)
     if isinstance(text, bytes):  # (a file's bytes, as the parser takes them)
         try:

@@ -24,6 +24,31 @@ def _parameters(data):
     return data
 
 
+def flat_parameters(path, option='--params-file'):
+    """
+    Return a node parameters file's parameters, flat by their node names (``drive.viscous``).
+
+    Raises
+    ------
+    AnalysisError
+        an unreadable file, or not a parameters file.
+
+    """
+    data = _parameters(read_yaml(path, option))
+    if not isinstance(data, dict):
+        raise AnalysisError('%s %s: expected a node parameters file' % (option, path))
+    flat = {}
+
+    def walk(tree, prefix):
+        for key, value in tree.items():
+            if isinstance(value, dict):
+                walk(value, prefix + str(key) + '.')
+            else:
+                flat[prefix + str(key)] = value
+    walk(data, '')
+    return flat
+
+
 def _get(params, dotted):
     if dotted in params:
         return params[dotted]
