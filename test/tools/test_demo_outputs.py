@@ -21,11 +21,12 @@ def _snapshot(root):
     """
     Return ``{path: (size, mtime)}`` of the checkout's top-level files and of ``docs/``.
 
-    (Where a demo's outputs used to land; other tests running beside this one write build
-    folders and caches elsewhere in the checkout.)
+    (Where a demo's outputs used to land.) Hidden files are left out: other work beside this
+    test writes there, as CI's background builds do their ``.ci-*.log``, and so do build
+    folders and caches elsewhere in the checkout.
     """
     out = {}
-    paths = [os.path.join(root, name) for name in os.listdir(root)]
+    paths = [os.path.join(root, name) for name in os.listdir(root) if not name.startswith('.')]
     for folder, _, files in os.walk(os.path.join(root, 'docs')):
         paths += [os.path.join(folder, name) for name in files]
     for path in paths:
