@@ -12,6 +12,7 @@ from .layout import (B_AXIS, B_E1, B_E2, B_ET, B_Q, B_RT, B_SA, B_SL, BI_JTYPE, 
                      JT_PRISMATIC, JT_REVOLUTE, JTYPE_CODES, L_BODY, L_E, L_R, Layout, LINK_FLOATS,
                      MAP_Q_MULT, N_OFFSETS, ONE_DOF, POSE_FLOATS, REGIONS, rot6, SWAP, WORK_FLOATS,
                      z_to_axis)
+from .warm_up import CompileFirst, ENTRY
 
 
 class PackedModel:
@@ -97,8 +98,8 @@ class PackedModel:
             else:
                 body[i, B_AXIS:B_AXIS + 3] = joint.axis
                 if code == JT_PLANAR:
-                    body[i, B_E1:B_E1 + 3] = joint._plane[:, 0]
-                    body[i, B_E2:B_E2 + 3] = joint._plane[:, 1]
+                    body[i, B_E1:B_E1 + 3] = joint.plane[:, 0]
+                    body[i, B_E2:B_E2 + 3] = joint.plane[:, 1]
         self.rotation = rotation
         self.link_body = model.link_body
         self.link_wrench_to_body = {
@@ -162,7 +163,7 @@ class PackedModel:
         self.source_inertia = inertia
         self.zero_fext = np.zeros((nb, 6))
         self.rnea1 = self.gravity1 = self.body_force1 = None
-        self._bind_eom()
+        self.bind_eom()
         # the shapes of the equations of motion's single-state results
         self.square_shape = (model.nv, model.nv)
         self.jacobian_shape = (6, model.nv)
@@ -173,9 +174,9 @@ class PackedModel:
         self.rnea1 = ENTRY['rnea1']
         self.gravity1 = ENTRY['gravity1']
         self.body_force1 = ENTRY['body_force1']
-        self._bind_eom()
+        self.bind_eom()
 
-    def _bind_eom(self):
+    def bind_eom(self):
         """Take the equations of motion's entry points, or stubs that compile them first."""
         for name in EOM_ENTRIES:
             setattr(self, name, ENTRY[name] if name in ENTRY else CompileFirst(self, name))
@@ -216,7 +217,7 @@ class PackedModel:
         other = copy.copy(self)
         other.blob = self.blob.copy()
         other._views()
-        other._bind_eom()
+        other.bind_eom()
         other.inertia[...] = self.pack_inertia(inertia)
         other.source_inertia = inertia
         return other
@@ -261,31 +262,3 @@ def single_state_forces(packed, f_ext, q, qd=None, qdd=None):
         if body >= 0:  # (on the base it is carried by the world: no joint torque)
             out[body] += to_body[link] @ wrench
     return out
-
-
-#: The single-state entry points (``rnea1``, ``gravity1``, ``body_force1``, ``mass1``,
-#: ``coriolis1``, ``jacobian1``, ``regressor1``) as the callers reach them after
-#: :func:`warm_up`: the compiled code itself where numba exposes it, else the numba
-#: dispatchers. Only inputs that :func:`single_state_forces` accepts may reach them.
-ENTRY = {}
-
-
-class CompileFirst:
-    """
-    An equations-of-motion entry point of a packed model before :func:`warm_up_eom`.
-
-    Called like the entry point, it compiles (or loads) its own kernel, which replaces it on the
-    packed model with the compiled one, and calls that: a program compiles only the equations
-    of motion it uses.
-    """
-
-    __slots__ = ('packed', 'name')
-
-    def __init__(self, packed, name):
-        self.packed = packed
-        self.name = name
-
-    def __call__(self, *args):
-        from .warm_up import warm_up_eom
-        warm_up_eom(self.packed, steps=(self.name,))
-        return ENTRY[self.name](*args)

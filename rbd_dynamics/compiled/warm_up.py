@@ -4,7 +4,7 @@ Compiling the kernels (or loading them from numba's disk cache) before a model u
 :func:`warm_up` builds the RNEA's kernels and gives a packed model its entry points;
 :func:`warm_up_eom` those of the equations of motion, which cost three times as much and are
 built when first needed. The entry points are compiled for one signature each and frozen, and
-the callers reach the compiled code itself (:data:`~.packed.ENTRY`), without numba's type
+the callers reach the compiled code itself (:data:`ENTRY`), without numba's type
 dispatch.
 """
 
@@ -21,7 +21,6 @@ from .layout import (BI_JTYPE, BI_Q_START, EOM_ACCELERATION, EOM_CORIOLIS, EOM_E
                      FLOATING_QUATERNION, G_DAMPING, G_MODE, G_THRESHOLD, GAINS,
                      INERTIA_FLOATS, JT_FLOATING, JT_SPHERICAL, MODE_FULL, MODE_STATIC,
                      NOT_POSITIVE, OK, QUATERNION_W, TASK_OUT_EXTRA, TASK_WORK_ROWS)
-from .packed import ENTRY
 from .rnea import body_force1, gravity1, rnea1, serial_batch
 from .task import task1
 
@@ -29,6 +28,33 @@ from .task import task1
 #: The steps of :func:`warm_up`, in order, as its ``progress`` callback names them.
 WARM_UP_STEPS = ('rnea1', 'gravity1', 'body_force1', 'batch')
 _LOCK = threading.Lock()
+
+
+#: The single-state entry points (``rnea1``, ``gravity1``, ``body_force1``, ``mass1``,
+#: ``coriolis1``, ``jacobian1``, ``regressor1``) as the callers reach them after
+#: :func:`warm_up`: the compiled code itself where numba exposes it, else the numba
+#: dispatchers. Only inputs that :func:`~.packed.single_state_forces` accepts may reach them.
+ENTRY = {}
+
+
+class CompileFirst:
+    """
+    An equations-of-motion entry point of a packed model before :func:`warm_up_eom`.
+
+    Called like the entry point, it compiles (or loads) its own kernel, which replaces it on the
+    packed model with the compiled one, and calls that: a program compiles only the equations
+    of motion it uses.
+    """
+
+    __slots__ = ('packed', 'name')
+
+    def __init__(self, packed, name):
+        self.packed = packed
+        self.name = name
+
+    def __call__(self, *args):
+        warm_up_eom(self.packed, steps=(self.name,))
+        return ENTRY[self.name](*args)
 
 
 def warm_up(packed, progress=None):
@@ -150,7 +176,7 @@ def warm_up_eom(packed, progress=None, steps=EOM_STEPS):
         _compile_entries({name: signatures[name] for name in order},
                          lambda name: step(name) if name in steps else None)
         _freeze_compiled(eom.STATE_KERNELS + frames.STATE_KERNELS)
-        packed._bind_eom()  # only these: a process may compile them without the RNEA's
+        packed.bind_eom()  # only these: a process may compile them without the RNEA's
         q = _neutral(packed)
         zero = np.zeros(packed.nv)
         nv = packed.nv

@@ -83,8 +83,8 @@ def test_equations_of_motion_compile_on_first_use(code_model):
     packed = code_model.packed
     q = random_q(code_model, np.random.default_rng(2))
     from rbd_dynamics.compiled import eom, layout
-    from rbd_dynamics.compiled import packed as packed_module
-    stub = packed_module.CompileFirst(packed, 'mass1')
+    from rbd_dynamics.compiled import warm_up as warm_up_module
+    stub = warm_up_module.CompileFirst(packed, 'mass1')
     M = np.empty((code_model.nv, code_model.nv))
     assert stub(packed.blob, q, M) == layout.OK
     np.testing.assert_allclose(M, mass_matrix_reference(code_model, q[None],
@@ -93,10 +93,10 @@ def test_equations_of_motion_compile_on_first_use(code_model):
     from rbd_dynamics import compiled
     assert compiled.prepare(code_model, compiled.KERNELS[1:])
     for name in layout.EOM_ENTRIES:
-        assert packed_module.ENTRY[name] is not None
-        assert getattr(packed, name) is packed_module.ENTRY[name]
+        assert warm_up_module.ENTRY[name] is not None
+        assert getattr(packed, name) is warm_up_module.ENTRY[name]
         copy = packed.with_inertia(code_model.inertia)
-        assert getattr(copy, name) is packed_module.ENTRY[name]
+        assert getattr(copy, name) is warm_up_module.ENTRY[name]
     assert eom.eom_range.signatures
     # each entry point compiled once, for its own signature: the batch kernel and the
     # task-space law call those versions, they compile none of their own
