@@ -47,7 +47,8 @@ from .parsers.description import Description, UrdfError
 from .parsers.files import read_description_file
 from .parsers.urdf import MAX_DESCRIPTION_BYTES, parse_urdf
 from .parsers.urdf_parser_py import description_from_urdf_robot
-from .spatial import frame_transform, inertia_tensor, rpy_to_matrix, spatial_inertia
+from .spatial import (frame_transform, inertia_tensor, parameters_from_spatial, rpy_to_matrix,
+                      spatial_inertia)
 
 
 class DescriptionWarning(UserWarning):
@@ -590,7 +591,6 @@ class Model:
         ``(10 * nb,)`` parameters, body after body (a new array).
 
         """
-        from .identification.inertia import parameters_from_spatial
         return parameters_from_spatial(self.runtime.inertia).reshape(-1)
 
     def check_link(self, link):

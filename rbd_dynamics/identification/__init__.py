@@ -15,7 +15,7 @@ physically consistent parameters; cvxpy), :mod:`.hold` (joints held where a reco
 them), :mod:`.recordings` (reading, merging and splitting the recordings), :mod:`.report`
 (errors, summary, CSV, plot), :mod:`.writeback` (``identified.urdf``, ``drive.yaml``),
 :mod:`.blas` (one BLAS thread for the small factorisations), :mod:`.excite` (the excitation's
-design) and the thin command-line modules :mod:`.identify_cli` and :mod:`.excite_cli`.
+design); the commands that drive them are in :mod:`rbd_dynamics.cli`.
 SciPy and cvxpy are imported where they are used: importing this package needs NumPy only.
 """
 
@@ -23,9 +23,9 @@ from .blas import blas_threads
 from .columns import DRIVE_TERMS, Layout, link_scales, PARAMETER_NAMES, unit_scale
 from .fit import DEFAULT_MAX_CONDITION, DEFAULT_MAX_ITERATIONS, Identification, \
     NotExcitedError, own_link_offsets, residual_share, solve
-from .inertia import consistency_margin, link_inertial, parameters_from_pseudo, \
-    parameters_from_spatial, pseudo_inertia, rotational_inertia
 from .stack import barely_moved, DEFAULT_CHUNK, DEFAULT_MIN_SPEED, moving, Stack
+from ..spatial import consistency_margin, link_inertial, parameters_from_pseudo, \
+    parameters_from_spatial, pseudo_inertia, rotational_inertia
 
 __all__ = [
     'barely_moved', 'blas_threads', 'consistency_margin', 'DEFAULT_CHUNK',

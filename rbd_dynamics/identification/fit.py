@@ -22,9 +22,9 @@ import numpy as np
 
 from .blas import blas_threads
 from .columns import PARAMETER_NAMES
-from .inertia import consistency_margin, parameters_from_spatial, pseudo_inertia
 from .stack import barely_moved
 from ..analysis import AnalysisError, EXIT_NOT_EXCITED
+from ..spatial import consistency_margin, parameters_from_spatial, pseudo_inertia
 
 DEFAULT_MAX_CONDITION = 1e5
 #: Iterations of the consistent solve at most (Clarabel takes 10 to 40).

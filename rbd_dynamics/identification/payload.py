@@ -25,10 +25,10 @@ as it varies along the motion, not only independent noise (:func:`_covariances`)
 import numpy as np
 
 from .fit import pseudo_inertia_expression
-from .inertia import consistency_margin, link_inertial, parameter_map
 from ..analysis import AnalysisError
 from ..dynamics import forward_pass, full_positions, full_velocities
 from ..eom import body_force_regressor, regressor
+from ..spatial import consistency_margin, link_inertial, parameter_map
 
 #: Largest condition number (columns scaled to unit norm) of the ten parameters' columns
 #: for the rotational inertia to count as determined.

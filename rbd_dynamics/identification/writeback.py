@@ -22,8 +22,8 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from .inertia import link_inertial
 from ..analysis import AnalysisError
+from ..spatial import link_inertial
 
 URDF_NAME = 'identified.urdf'
 DRIVE_NAME = 'drive.yaml'
