@@ -17,7 +17,7 @@ import tempfile
 
 import numpy as np
 import rbd_dynamics as rbd
-from rbd_dynamics.analysis import cli
+from rbd_dynamics.cli import bag as cli
 from rbd_dynamics.resources import demo_urdf_path
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import get_typestore, Stores

@@ -17,7 +17,7 @@ arguments go to xacro.
     python -m rbd_dynamics description ROBOT ...      a parameters file with the description
     python -m rbd_dynamics precompile                 compile the kernels ahead of time
 
-(see ``python -m rbd_dynamics bag --help``; :mod:`rbd_dynamics.analysis`)
+(see ``python -m rbd_dynamics bag --help``; :mod:`rbd_dynamics.cli`)
 """
 
 import argparse
@@ -42,25 +42,25 @@ def _vector(values, size, name):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in ('bag', 'trajectory'):
-        from .analysis.cli import main as analysis_main
+        from .cli.bag import main as analysis_main
         return analysis_main(argv)
     if argv and argv[0] == 'excite':
-        from .identification.excite_cli import main as excite_main
+        from .cli.excite import main as excite_main
         return excite_main(argv[1:])
     if argv and argv[0] == 'payload':
-        from .identification.payload_cli import main as payload_main
+        from .cli.payload import main as payload_main
         return payload_main(argv[1:])
     if argv and argv[0] == 'identify':
-        from .identification.identify_cli import main as identify_main
+        from .cli.identify import main as identify_main
         return identify_main(argv[1:])
     if argv and argv[0] == 'description':
-        from .analysis.description_cli import main as description_main
+        from .cli.description import main as description_main
         return description_main(argv[1:])
     if argv and argv[0] == 'record':
         from .ros.record import main as record_main
         return record_main(['rbd_dynamics record'] + argv[1:])
     if argv and argv[0] == 'contact':
-        from .analysis.contact_cli import main as contact_main
+        from .cli.contact import main as contact_main
         return contact_main(argv[1:])
     if argv and argv[0] == 'precompile':
         from .precompile import main as precompile_main

@@ -25,7 +25,7 @@ workers="${RBD_TEST_WORKERS:-2}"
 # arrives, not by the cores. Two loops at once took as long as one after the other, with a
 # third more CPU; beside the rest, the priority keeps the chain moving and the other tests
 # take the cores it leaves. With the whole suite, the loops' session then runs the
-# excitation's collision tests and the identification tests (CPU-bound, about 40 and 25 s of
+# excitation's world tests and the identification tests (CPU-bound, about 40 and 25 s of
 # a core, no processes): the rest of the suite took 400 s of CI's Jazzy stage, the loops
 # 300-330 s beside it; with the collision tests moved, 335-338 s against 290-291 s.
 after_loops=(test/identification/test_excite_world.py test/identification/test_identify.py)

@@ -12,158 +12,13 @@ import sys
 
 import numpy as np
 
-from . import AnalysisError, exit_code
-from .differentiate import DEFAULT_WINDOW
-from .merge import DEFAULT_MAX_GAP
-from .report import CSV_NAME, DEFAULT_PLOT_POINTS, PNG_NAME
+from .common import add_plot_options, add_recording_options, assignments, holds, stamp_text
+from ..analysis import AnalysisError, exit_code
+from ..analysis.report import CSV_NAME, PNG_NAME
+from ..analysis.robot import load_model
 
 COMMANDS = ('bag', 'trajectory')
 EXIT_OVER_LIMIT = 3
-
-
-def _assignments(items, separator, what):
-    """``['a=1', ...]`` -> ``{'a': '1'}``; raises AnalysisError on an item without it."""
-    out = {}
-    for item in items or ():
-        name, sep, value = item.partition(separator)
-        if not sep or not name:
-            raise AnalysisError('%s %r is not NAME%sVALUE' % (what, item, separator))
-        out[name] = value
-    return out
-
-
-def xacro_assignments(items):
-    """Return ``{name: value}`` of ``name:=value`` command-line items (xacro arguments)."""
-    return _assignments(items, ':=', 'xacro argument')
-
-
-def _holds(items):
-    holds = _assignments(items, '=', '--hold')
-    try:
-        values = {name: float(value) for name, value in holds.items()}
-    except ValueError:
-        raise AnalysisError('--hold needs a number: %s' % ' '.join(items)) from None
-    if not all(np.isfinite(v) for v in values.values()):
-        raise AnalysisError('--hold needs finite numbers: %s' % ' '.join(items))
-    return values
-
-
-def load_model(path, xacro_args=None, root_link=None):
-    """
-    Load the model of a description file (:func:`load_description`, the text left out).
-
-    Raises
-    ------
-    AnalysisError
-        the file cannot be read or is not a usable description.
-
-    """
-    return load_description(path, xacro_args, root_link)[1]
-
-
-def load_description(path, xacro_args=None, root_link=None):
-    """
-    Return ``(urdf text, model)`` of a description file, the model compiled.
-
-    A ``.urdf`` / ``.xacro`` file with xacro's ``name:=value`` arguments ``xacro_args``
-    (``{name: value}``; only a ``.xacro`` file takes them).
-
-    Raises
-    ------
-    AnalysisError
-        the file cannot be read or is not a usable description.
-
-    """
-    from ..parsers.files import read_description_file
-    try:
-        text = read_description_file(path, xacro_args=xacro_args or None)
-    except OSError as err:
-        raise AnalysisError('cannot read %s: %s' % (path, err.strerror or err)) from None
-    except Exception as err:  # UrdfError, and whatever xacro raises for its input
-        raise AnalysisError('cannot load %s: %s' % (path, err)) from None
-    return text, model_of(text, path, root_link)
-
-
-def model_of(text, name, root_link=None):
-    """
-    Return the compiled model of URDF ``text`` (``name`` says what it is, for messages).
-
-    The batch kernels are loaded from numba's cache at once, compiled (and said) on a first run.
-
-    Raises
-    ------
-    AnalysisError
-        the text is not a usable description.
-
-    """
-    from ..model import Model
-    from ..precompile import CompileProgress
-    try:
-        model = Model.from_urdf(text, root_link=root_link or None, compiled=False)
-    except Exception as err:  # UrdfError
-        raise AnalysisError('cannot load %s: %s' % (name, err)) from None
-    progress = CompileProgress()
-    model.compile(progress=progress)
-    progress.finish()
-    return model
-
-
-def add_plot_options(parser):
-    """Add ``--root-link`` and ``--plot-points``: a command that models and plots a recording."""
-    parser.add_argument('--root-link', default=None, help='root of the model')
-    parser.add_argument('--plot-points', type=int, default=DEFAULT_PLOT_POINTS,
-                        help='samples per plotted curve at most (default: %(default)s)')
-
-
-def recordings_parser(command, description, usage, recordings):
-    """
-    Return the parser of a command on a description and recordings (``ROBOT BAG [BAG ...]``).
-
-    ``usage`` follows the program's name; ``recordings`` says what the bags are.
-    """
-    parser = argparse.ArgumentParser(prog='python -m rbd_dynamics %s' % command,
-                                     description=description, usage='%(prog)s ' + usage)
-    parser.add_argument('inputs', nargs='+', metavar='ROBOT BAG',
-                        help='robot description (.urdf or .xacro), %s, xacro arguments'
-                        % recordings)
-    return parser
-
-
-def robot_and_bags(command, inputs):
-    """
-    Return ``(robot, bags, xacro arguments)`` of a :func:`recordings_parser`'s ``inputs``.
-
-    Raises
-    ------
-    AnalysisError
-        a malformed xacro argument, or no bag.
-
-    """
-    from ..parsers.files import split_xacro_args
-    try:
-        tokens, xacro_args = split_xacro_args(inputs)
-    except Exception as err:
-        raise AnalysisError(str(err)) from None
-    if len(tokens) < 2:
-        raise AnalysisError('%s needs a robot description and at least one bag' % command)
-    return tokens[0], tokens[1:], xacro_args
-
-
-def add_recording_options(parser, window=DEFAULT_WINDOW, window_default='%(default)s'):
-    """
-    Add how joint states are read: ``--topic``, ``--window``, ``--max-gap``.
-
-    ``window``: ``--window``'s default (``None``: the command chooses), ``window_default`` what
-    its help says of it.
-    """
-    parser.add_argument('--topic', default='/joint_states',
-                        help='sensor_msgs/JointState topic (default: %(default)s)')
-    parser.add_argument('--window', type=float, default=window,
-                        help='Savitzky-Golay window for derivatives [s] (default: %s)'
-                        % window_default)
-    parser.add_argument('--max-gap', type=float, default=DEFAULT_MAX_GAP,
-                        help='longer pauses, in sample periods, split a recording '
-                             '(default: %(default)s)')
 
 
 def _parser(command):
@@ -214,19 +69,12 @@ within the limits (exit code 3 when they do not). Joints of the model the trajec
 name are held at rest at 0 (or at --hold NAME=VALUE)."""
 
 
-def stamp_text(ns):
-    """Return a stamp [ns] as a person reads it: ``1732800000.123456789 s``, or ``1 ns``."""
-    if abs(ns) < 1000000000:  # (a simulation's clock, which starts at 0)
-        return '%d ns' % ns if abs(ns) < 1000000 else '%.6g s' % (ns * 1e-9)
-    return '%d.%09d s' % divmod(ns, 1000000000)
-
-
 def _analyse(command, args):
     """Run one command; returns the exit code. Raises AnalysisError for unusable input."""
-    from . import pipeline, report
+    from ..analysis import pipeline, report
     from ..identification.hold import check_given
-    hold = _holds(args.hold)
-    model = load_model(args.robot, _assignments(args.xacro_args, ':=', 'xacro argument'),
+    hold = holds(args.hold)
+    model = load_model(args.robot, assignments(args.xacro_args, ':=', 'xacro argument'),
                        args.root_link)
     pipeline.check_model(model)
     check_given(model, hold)
@@ -244,8 +92,8 @@ def _analyse(command, args):
         scale = {name: k for name, k in zip(model.joint_names, drive['effort_scale'].tolist())
                  if covered is None or name in covered}
     if command == 'bag':
-        from .bag import ProgressPrinter, read_joint_states
-        from .merge import merge_joint_states
+        from ..analysis.bag import ProgressPrinter, read_joint_states
+        from ..analysis.merge import merge_joint_states
         if not args.window > 0 or not args.max_gap > 0:
             raise AnalysisError('--window and --max-gap must be positive')
         states = read_joint_states(args.input, args.topic, ProgressPrinter(sys.stderr))
@@ -273,7 +121,7 @@ def _analyse(command, args):
         title = '%s: %d states from %s, %s' % (os.path.basename(args.input.rstrip('/')),
                                                len(table.time), args.topic, origin)
     else:
-        from .planned import read_trajectory
+        from ..analysis.planned import read_trajectory
         trajectory = read_trajectory(args.input)
         table, notes = pipeline.trajectory_table(model, trajectory, hold)
         title = '%s: %d points' % (os.path.basename(args.input), len(table.time))

@@ -14,10 +14,11 @@ import sys
 
 import numpy as np
 
-from . import AnalysisError, exit_code
-from .cli import add_recording_options, load_description, recordings_parser, robot_and_bags
-from .contact import best, calibrate, comparison_step, GAINS, MARGIN, STEP_SHARE, \
+from .common import add_recording_options, recordings_parser, robot_and_bags
+from ..analysis import AnalysisError, exit_code
+from ..analysis.contact import best, calibrate, comparison_step, GAINS, MARGIN, STEP_SHARE, \
     transients, WINDOW
+from ..analysis.robot import load_description
 
 YAML_NAME = 'contact.yaml'
 PNG_NAME = 'contact.png'
@@ -82,7 +83,7 @@ def run(args, out=None):
     out = sys.stdout if out is None else out
     from ..identification.recordings import read_states, recording
     from ..identification.report import write_all
-    from .pipeline import check_model
+    from ..analysis.pipeline import check_model
     robot, bags, xacro_args = robot_and_bags('contact', args.inputs)
     gains = list(args.gain or GAINS)
     if not all(np.isfinite(g) and g > 0 for g in gains):

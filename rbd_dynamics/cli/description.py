@@ -15,8 +15,8 @@ import argparse
 import os
 import sys
 
-from . import AnalysisError, exit_code
-from .cli import load_description
+from ..analysis import AnalysisError, exit_code
+from ..analysis.robot import load_description
 
 
 def _parser():
@@ -33,8 +33,8 @@ def _parser():
 
 def run(args):
     """Run the command for parsed arguments; the exit code."""
-    from .cli import xacro_assignments
-    from .pipeline import check_model
+    from .common import xacro_assignments
+    from ..analysis.pipeline import check_model
     from ..identification.writeback import description_yaml
     text, model = load_description(args.robot, xacro_assignments(args.xacro_args),
                                    args.root_link)

@@ -15,9 +15,10 @@ import sys
 
 import numpy as np
 
-from . import collision, excite
-from .fit import DEFAULT_MAX_CONDITION, NotExcitedError
+from .. import world as collision
 from ..analysis import AnalysisError, exit_code, require
+from ..identification import excite
+from ..identification.fit import DEFAULT_MAX_CONDITION, NotExcitedError
 
 FILE_NAME = 'excitation.yaml'
 
@@ -104,7 +105,7 @@ def _check(args, model):
 
 
 def _world(args, model, text):
-    """Return the :class:`~.collision.Collisions` the command line asks for, or ``None``."""
+    """Return the :class:`~rbd_dynamics.world.Collisions` the command line asks for, or None."""
     if args.no_collisions:
         return None
     srdf = None
@@ -125,9 +126,10 @@ def _world(args, model, text):
 
 def _held(args, model, text):
     """Return ``(text, model, start, held)`` with the ``--hold`` joints made fixed."""
-    from ..analysis.cli import _holds, model_of
-    from .hold import check_given, held_description
-    held = check_given(model, _holds(args.hold))
+    from .common import holds
+    from ..analysis.robot import model_of
+    from ..identification.hold import check_given, held_description
+    held = check_given(model, holds(args.hold))
     if not held:
         return text, model, args.start, {}
     if len(held) == model.nv:
@@ -147,9 +149,10 @@ def _held(args, model, text):
 
 def _run(args):
     require('excite', 'scipy')
-    from ..analysis.cli import _assignments, load_description
+    from .common import assignments
+    from ..analysis.robot import load_description
     from ..analysis.pipeline import check_model
-    xacro_args = _assignments(args.xacro_args, ':=', 'xacro argument')
+    xacro_args = assignments(args.xacro_args, ':=', 'xacro argument')
     text, model = load_description(args.robot, xacro_args, args.root_link)
     check_model(model)
     _check(args, model)

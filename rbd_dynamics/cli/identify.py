@@ -19,19 +19,20 @@ import time
 
 import numpy as np
 
-from . import hold
-from .excite import urdf_limits
-from .friction import recording_widths
-from .recordings import fitted_rows, held_model, read_states, recording, split_holdout
-from .report import _plot, _write_csv, CSV_NAME, PNG_NAME, predictions, summary, \
-    unconstrained_error, write_all
-from .scales import estimate_scales, WEAK
-from .stack import DEFAULT_MIN_SPEED
-from .units import read_effort_scale
+from .common import add_plot_options, add_recording_options, holds, recordings_parser
 from ..analysis import AnalysisError, exit_code, require
-from ..analysis.cli import _holds, add_plot_options, add_recording_options, load_description, \
-    recordings_parser
+from ..analysis.robot import load_description
 from ..drive import COULOMB_VELOCITY
+from ..identification import hold
+from ..identification.excite import urdf_limits
+from ..identification.friction import recording_widths
+from ..identification.recordings import fitted_rows, held_model, read_states, recording, \
+    split_holdout
+from ..identification.report import CSV_NAME, plot_predictions, PNG_NAME, predictions, \
+    summary, unconstrained_error, write_all, write_prediction_csv
+from ..identification.scales import estimate_scales, WEAK
+from ..identification.stack import DEFAULT_MIN_SPEED
+from ..identification.units import read_effort_scale
 
 #: The differentiation windows identify chooses from [s] (:func:`choose_window`) where
 #: ``--window`` is not given.
@@ -142,7 +143,8 @@ def run(args, out=None):
     out = sys.stdout if out is None else out
     require('identify', 'scipy', 'matplotlib', 'cvxpy')
     from .. import identification as idf
-    from .writeback import DESCRIPTION_NAME, DRIVE_NAME, drive_yaml, identified_urdf, URDF_NAME
+    from ..identification.writeback import DESCRIPTION_NAME, DRIVE_NAME, drive_yaml, \
+        identified_urdf, URDF_NAME
     from ..model import Model
     from ..parsers.files import split_xacro_args
     timing = {}
@@ -176,7 +178,7 @@ def run(args, out=None):
     states = [read_states(b, args.topic, model, timing) for b in bags]
     checked = [read_states(b, args.topic, model, timing) for b in validate]
     described = model
-    held = hold.choose(model, urdf_limits(text), states, _holds(args.hold))
+    held = hold.choose(model, urdf_limits(text), states, holds(args.hold))
     if len(held.values) == model.nv:
         raise idf.NotExcitedError('no joint of the model moves in the recordings (%s)'
                                   % '; '.join(held.summary()), model.joint_names)
@@ -302,8 +304,8 @@ def run(args, out=None):
             'The identified description and drive: run the node with --params-file on this '
             'file alone.'], description=text_out, effort_scale=effort_scale,
             effort_offset=effort_offset),
-        CSV_NAME: lambda path: _write_csv(path, model.joint_names, rows),
-        PNG_NAME: lambda path: _plot(path, model.joint_names, rows, args.plot_points)})
+        CSV_NAME: lambda path: write_prediction_csv(path, model.joint_names, rows),
+        PNG_NAME: lambda path: plot_predictions(path, model.joint_names, rows, args.plot_points)})
     timing['writing'] = time.perf_counter() - t0
     out.write(summary(model, result, stack, rows, held_out, len(bags), timing, min_speed,
                       args.window, every_speed, unconstrained, held))
@@ -386,7 +388,7 @@ def _load_spec(spec, model):
 
 def scale_summary(model, fit, rows):
     """Return the printed lines of estimated scales and the validation in the driver's units."""
-    from .report import rms_errors
+    from ..identification.report import rms_errors
     effort, _, after = rms_errors(rows, model.nv)
     lines = ["effort scales estimated (joint torque per unit of the driver's effort; the "
              'common factor from %s):' % (
@@ -425,7 +427,7 @@ def fit_warnings(model, rows, scale=None):
     unconverted ones (a wrong scale, or sign: the fit cannot follow it), and an identified model
     that predicts the validation data worse than the description.
     """
-    from .report import rms_errors
+    from ..identification.report import rms_errors
     lines = []
     effort, before, after = rms_errors(rows, model.nv)
     if scale is not None:

@@ -17,15 +17,16 @@ import sys
 
 import numpy as np
 
-from . import hold
-from .excite import urdf_limits
-from .payload import estimate, joint_columns, NotDeterminedError, sensor_columns
-from .recordings import held_model, read_states, recording
-from .units import read_drive
-from .writeback import yaml_number
+from .common import add_recording_options, holds, recordings_parser, robot_and_bags
 from ..analysis import AnalysisError, exit_code, require
-from ..analysis.cli import _holds, add_recording_options, load_description, \
-    recordings_parser, robot_and_bags
+from ..analysis.robot import load_description
+from ..identification import hold
+from ..identification.excite import urdf_limits
+from ..identification.payload import estimate, joint_columns, NotDeterminedError, \
+    sensor_columns
+from ..identification.recordings import held_model, read_states, recording
+from ..identification.units import read_drive
+from ..identification.writeback import yaml_number
 
 FILE_NAME = 'payload.yaml'
 #: A mass within this many standard deviations of zero is no payload: refused (exit 3).
@@ -87,7 +88,7 @@ def run(args, out=None):
     """Run the command for parsed arguments; the exit code."""
     out = sys.stdout if out is None else out
     require('payload', 'scipy', 'cvxpy')
-    from .report import write_all
+    from ..identification.report import write_all
     robot, bags, xacro_args = robot_and_bags('payload', args.inputs)
     text, model = load_description(robot, xacro_args, args.root_link)
     from ..analysis.pipeline import check_model
@@ -139,7 +140,7 @@ def _from_efforts(args, model, text, bags):
     from ..drive import drive_torques
     from ..dynamics import rnea
     states = [read_states(b, args.topic, model) for b in bags]
-    held = hold.choose(model, urdf_limits(text), states, _holds(args.hold))
+    held = hold.choose(model, urdf_limits(text), states, holds(args.hold))
     described = model
     if held:
         model = held_model(text, held, args.root_link)

@@ -462,7 +462,7 @@ def design(model, urdf_text, duration=DEFAULT_DURATION, start=None, harmonics=DE
     progress
         ``progress(iteration, condition)`` after each iteration, or ``None``.
     collisions
-        the :class:`~.collision.Collisions` whose clearances the motion keeps, or ``None``.
+        the :class:`~rbd_dynamics.world.Collisions` whose clearances the motion keeps, or ``None``.
 
     Returns
     -------

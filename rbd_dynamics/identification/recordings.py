@@ -15,9 +15,9 @@ import numpy as np
 
 from . import hold
 from ..analysis import AnalysisError
-from ..analysis.cli import model_of
 from ..analysis.differentiate import DEFAULT_WINDOW
 from ..analysis.merge import DEFAULT_MAX_GAP
+from ..analysis.robot import model_of
 
 HOLDOUT = 0.2  # share of the data held out for validation without --validate
 #: A joint that moved steadily in fewer states than this share is fitted at every speed.

@@ -268,7 +268,8 @@ def validation_times(rows):
     return out
 
 
-def _write_csv(path, joint_names, rows):
+def write_prediction_csv(path, joint_names, rows):
+    """Write the measured, description and identified efforts of validation ``rows`` as CSV."""
     header = ['time'] + ['%s.%s' % (kind, n) for n in joint_names
                          for kind in ('measured', 'description', 'identified')]
     with open(path, 'w') as stream:
@@ -283,7 +284,8 @@ def _write_csv(path, joint_names, rows):
     return True
 
 
-def _plot(path, joint_names, rows, points):
+def plot_predictions(path, joint_names, rows, points):
+    """Plot the efforts of :func:`write_prediction_csv`, ``points`` samples per curve at most."""
     try:
         import matplotlib
         matplotlib.use('Agg')

@@ -122,8 +122,24 @@ def parse_xml(text, max_bytes=MAX_DESCRIPTION_BYTES):
     return roots[0]
 
 
-def _numbers(element, attr, size, default, where):
+def numbers(element, attr, size, default=None, where=None):
+    """
+    Return ``size`` finite numbers of attribute ``attr`` of ``element`` as an array.
+
+    ``default`` where the element or the attribute is absent (``None``: it must be there);
+    ``where`` names the element in messages (by default its tag and line).
+
+    Raises
+    ------
+    UrdfError
+        the attribute is absent without a default, or is not ``size`` finite numbers.
+
+    """
+    if where is None and element is not None:
+        where = '<%s> (line %d)' % (element.tag, element.line)
     if element is None or attr not in element.attrib:
+        if default is None:
+            raise UrdfError('%s has no %s' % (where, attr))
         return np.array(default, dtype=float)
     raw = element.attrib[attr]
     parts = raw.split()
@@ -151,8 +167,8 @@ def _scalar(element, attr, default, where):
 
 def _origin(element, where):
     origin = element.find('origin')
-    xyz = _numbers(origin, 'xyz', 3, (0.0, 0.0, 0.0), where + ' origin')
-    rpy = _numbers(origin, 'rpy', 3, (0.0, 0.0, 0.0), where + ' origin')
+    xyz = numbers(origin, 'xyz', 3, (0.0, 0.0, 0.0), where + ' origin')
+    rpy = numbers(origin, 'rpy', 3, (0.0, 0.0, 0.0), where + ' origin')
     return xyz, rpy
 
 
@@ -219,7 +235,7 @@ def _read_joint(desc, element):
             raise UrdfError('%s: missing <%s link="..."/>' % (where, role))
         links[role] = tag.attrib['link']
     xyz, rpy = _origin(element, where)
-    axis = _numbers(element.find('axis'), 'xyz', 3, (1.0, 0.0, 0.0), where + ' axis')
+    axis = numbers(element.find('axis'), 'xyz', 3, (1.0, 0.0, 0.0), where + ' axis')
     mimic = None
     mimic_el = element.find('mimic')
     if mimic_el is not None:

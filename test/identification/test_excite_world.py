@@ -15,8 +15,9 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 import rbd_dynamics as rbd
+from rbd_dynamics import world as collision
 from rbd_dynamics.analysis import AnalysisError
-from rbd_dynamics.identification import collision, excite
+from rbd_dynamics.identification import excite
 from rbd_dynamics.resources import demo_urdf_path
 
 from support.robots import robots_directory
@@ -27,7 +28,7 @@ pin = pytest.importorskip('pinocchio')
 coal = pytest.importorskip('coal')
 
 from rbd_dynamics.analysis.planned import read_trajectory  # noqa: E402, I100
-from rbd_dynamics.identification import excite_cli  # noqa: E402
+from rbd_dynamics.cli import excite as excite_cli  # noqa: E402
 
 BOX = {'center': [0.45, 0.0, 0.45], 'size': [0.2, 0.6, 0.3]}
 
@@ -208,8 +209,9 @@ def test_capsule_contains_its_points_and_is_tight_on_a_cylinder():
     for _ in range(20):
         points = rng.normal(size=(200, 3)) * rng.uniform(0.01, 0.5, size=3)
         a, b, r = collision.fit_capsule(points)
-        _, _, p, q = collision._closest(points, points, np.broadcast_to(a, points.shape),
-                                        np.broadcast_to(b, points.shape))
+        _, _, p, q = collision.closest_points(points, points,
+                                              np.broadcast_to(a, points.shape),
+                                              np.broadcast_to(b, points.shape))
         assert np.linalg.norm(p - q, axis=1).max() <= r + 1e-12
     # a cylinder's capsule: its radius and its length, along its axis
     element = type('E', (), {'tag': 'cylinder', 'attrib': {'radius': '0.05', 'length': '0.3'},
@@ -226,7 +228,7 @@ def test_segment_distance_against_sampling():
     a1[:50] = a0[:50]                      # points
     b1[150:200] = b0[150:200]
     b1[50:100] = b0[50:100] + 2.0 * (a1[50:100] - a0[50:100])  # parallel segments
-    s, t, p, q = collision._closest(a0, a1, b0, b1)
+    s, t, p, q = collision.closest_points(a0, a1, b0, b1)
     got = np.linalg.norm(p - q, axis=1)
     u = np.linspace(0.0, 1.0, 401)
     P = a0[:, None] + u[None, :, None] * (a1 - a0)[:, None]
@@ -278,14 +280,16 @@ def test_split_capsules_hold_every_triangle_of_a_real_mesh():
     capsules = collision.fit_capsules(vertices, triangles)
     whole = collision.fit_capsule(vertices)
     assert len(capsules) > 1
-    assert sum(collision._volume(c[:3]) for c in capsules) < 0.8 * collision._volume(whole)
+    assert sum(collision.capsule_volume(c[:3]) for c in capsules) \
+        < 0.8 * collision.capsule_volume(whole)
     # points spread over every triangle lie in at least one capsule
     w = np.random.default_rng(7).dirichlet(np.ones(3), size=(len(triangles), 20))
     points = np.einsum('tsk,tkd->tsd', w, vertices[triangles]).reshape(-1, 3)
     outside = np.full(len(points), np.inf)
     for a, b, r, _ in capsules:
-        _, _, p, q = collision._closest(points, points, np.broadcast_to(a, points.shape),
-                                        np.broadcast_to(b, points.shape))
+        _, _, p, q = collision.closest_points(points, points,
+                                              np.broadcast_to(a, points.shape),
+                                              np.broadcast_to(b, points.shape))
         outside = np.minimum(outside, np.linalg.norm(p - q, axis=1) - r)
     assert outside.max() <= 1e-12
 

@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 import pytest
-from rbd_dynamics.identification import identify_cli
+from rbd_dynamics.cli import identify as identify_cli
 from support.robots import robots_directory
 
 pytest.importorskip('scipy')

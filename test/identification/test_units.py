@@ -12,7 +12,7 @@ import re
 import numpy as np
 import pytest
 import rbd_dynamics as rbd
-from rbd_dynamics.identification import identify_cli
+from rbd_dynamics.cli import identify as identify_cli
 from rbd_dynamics.resources import demo_urdf_path
 
 pytest.importorskip('scipy')

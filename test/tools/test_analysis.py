@@ -13,8 +13,8 @@ import sys
 import numpy as np
 import pytest
 import rbd_dynamics as rbd
-from rbd_dynamics.analysis import cli
 from rbd_dynamics.analysis.differentiate import savgol_derivative
+from rbd_dynamics.cli import bag as cli
 from rbd_dynamics.resources import demo_urdf_path
 
 rosbags = pytest.importorskip('rosbags')
