@@ -29,6 +29,7 @@ root to ``i`` (Eq. 3.6 in Featherstone's chapter 3, written per body).
 import numpy as np
 
 from .compiled.layout import EOM_CORIOLIS, EOM_JACOBIAN, EOM_MASS, EOM_REGRESSOR, OK
+from .dispatch import batch_result, checked_out, compiled_batch, one_state, state_count
 from .dynamics import as_batch, broadcast_states, forward_pass, full_positions, full_velocities
 from .joints import jcalc
 from .spatial import skew
@@ -37,88 +38,10 @@ from .spatial import skew
 _CHUNK_FLOATS = 4_000_000
 
 _FRAMES = ('world', 'local')
-
 _F8 = np.dtype(np.float64)
-#: ``np.empty`` as a global of this module (see :mod:`rbd_dynamics.dynamics`).
+#: ``np.empty`` and ``np.ndarray`` as globals of this module, for :func:`jacobian`'s inline gate
 _empty = np.empty
-
-
 _ndarray = np.ndarray
-
-
-def _fits(out, shape):
-    """
-    Tell whether ``out`` may receive a result of ``shape`` from a compiled entry point.
-
-    A writable C-contiguous float64 ndarray of that shape (the entry points skip numba's type
-    checks).
-    """
-    if out.__class__ is not _ndarray or out.dtype is not _F8 or out.shape != shape:
-        return False
-    flags = out.flags
-    return flags.c_contiguous and flags.writeable
-
-
-def _one_state(shape, out, q, qd=None, qdd=None):
-    """
-    Return where a compiled entry point may write one state's result, or ``None``.
-
-    The gate of every single-state call here: the entry points skip numba's type checks, so
-    only float64 vectors ``q``, ``qd``, ``qdd`` (``None``: not used) reach them, and a result
-    of ``shape`` that :func:`_fits`: a new array, or ``out``. ``None`` sends the call the
-    general way, which converts, checks and says what is wrong (as it does when the entry
-    point reports other sizes than the model's).
-    """
-    if q.__class__ is not _ndarray or q.dtype is not _F8 or q.ndim != 1:
-        return None
-    if qd is not None and (qd.__class__ is not _ndarray or qd.dtype is not _F8 or qd.ndim != 1):
-        return None
-    if qdd is not None and (qdd.__class__ is not _ndarray or qdd.dtype is not _F8
-                            or qdd.ndim != 1):
-        return None
-    if out is None:
-        return _empty(shape)
-    return out if _fits(out, shape) else None
-
-
-def _checked_out(out, shape):
-    """Return ``out`` when it can take a result of ``shape``; ``ValueError`` otherwise."""
-    if not (isinstance(out, np.ndarray) and out.dtype == _F8 and out.shape == shape
-            and out.flags.c_contiguous and out.flags.writeable):
-        raise ValueError('out must be a writable C-contiguous float64 array of shape %s, got %s'
-                         % (shape, 'shape %s, dtype %s' % (out.shape, out.dtype)
-                            if isinstance(out, np.ndarray) else type(out).__name__))
-    return out
-
-
-def _compiled(packed, what, q, qd, qdd, shape, out, code=0):
-    """
-    Run the compiled batch kernel ``what`` on checked ``(B, n)`` arrays.
-
-    Returns ``(B,) + shape`` results: in ``out`` (checked, any batch shape) when given.
-    """
-    count = q.shape[0]
-    result = _empty((count,) + shape) if out is None else out.reshape((count,) + shape)
-    q = np.require(q, np.float64, ('C', 'W'))
-    qd = q if qd is None else np.require(qd, np.float64, ('C', 'W'))
-    qdd = q if qdd is None else np.require(qdd, np.float64, ('C', 'W'))
-    from .compiled.batch import eom_batch
-    eom_batch(packed, what, q, qd, qdd, code, result)
-    return out if out is not None else result
-
-
-def _count(shape):
-    """Return the number of states of a result ``shape`` (its last two axes are one state's)."""
-    return int(np.prod(shape[:-2], dtype=np.int64))
-
-
-def _result(result, out, shape):
-    """Return ``result`` with its batch ``shape``, in ``out`` when given."""
-    if out is None:
-        return result.reshape(shape)
-    if result is not out:
-        out[...] = result.reshape(shape)
-    return out
 
 
 # Shared pieces --------------------------------------------------------------------------------
@@ -213,19 +136,19 @@ def mass_matrix(model, q, out=None):
     runtime = model.runtime
     packed = runtime.eom_packed
     if packed is not None:
-        M = _one_state(packed.square_shape, out, q)
+        M = one_state(packed.square_shape, out, q)
         if M is not None and packed.mass1(packed.blob, q, M) == OK:
             return M
     q = as_batch('q', q, model.nq)
     shape = q.shape[:-1] + (model.nv, model.nv)
-    q = q.reshape(_count(shape), model.nq)
+    q = q.reshape(state_count(shape), model.nq)
     if out is not None:
-        _checked_out(out, shape)
+        checked_out(out, shape)
     if packed is not None:
-        M = _compiled(packed, EOM_MASS, q, None, None, shape[-2:], out)
+        M = compiled_batch(packed, EOM_MASS, q, None, None, shape[-2:], out)
     else:
         M = mass_matrix_reference(model, q, runtime.inertia)
-    return _result(M, out, shape)
+    return batch_result(M, out, shape)
 
 
 def mass_matrix_reference(model, q, inertia):
@@ -308,18 +231,18 @@ def coriolis_matrix(model, q, qd, out=None):
     runtime = model.runtime
     packed = runtime.eom_packed
     if packed is not None:
-        C = _one_state(packed.square_shape, out, q, qd)
+        C = one_state(packed.square_shape, out, q, qd)
         if C is not None and packed.coriolis1(packed.blob, q, qd, C) == OK:
             return C
     q, qd, _, shape = broadcast_states(model, q, qd, np.zeros(model.nv))
     shape = shape + (model.nv, model.nv)
     if out is not None:
-        _checked_out(out, shape)
+        checked_out(out, shape)
     if packed is not None:
-        C = _compiled(packed, EOM_CORIOLIS, q, qd, None, shape[-2:], out)
+        C = compiled_batch(packed, EOM_CORIOLIS, q, qd, None, shape[-2:], out)
     else:
         C = coriolis_matrix_reference(model, q, qd, runtime.inertia)
-    return _result(C, out, shape)
+    return batch_result(C, out, shape)
 
 
 def coriolis_matrix_reference(model, q, qd, inertia):
@@ -410,7 +333,7 @@ def jacobian(model, q, link, frame='world', out=None):
                 if not packed.jacobian1(packed.blob, q, code, J):  # OK is 0
                     return J
             else:
-                J = _one_state(packed.jacobian_shape, out, q)
+                J = one_state(packed.jacobian_shape, out, q)
                 if J is not None and packed.jacobian1(packed.blob, q, code, J) == OK:
                     return J
         except (AttributeError, KeyError, TypeError):
@@ -421,15 +344,15 @@ def jacobian(model, q, link, frame='world', out=None):
         raise ValueError('frame %r is not one of %s' % (frame, ', '.join(map(repr, _FRAMES))))
     q = as_batch('q', q, model.nq)
     shape = q.shape[:-1] + (6, model.nv)
-    q = q.reshape(_count(shape), model.nq)
+    q = q.reshape(state_count(shape), model.nq)
     if out is not None:
-        _checked_out(out, shape)
+        checked_out(out, shape)
     if packed is not None:
-        J = _compiled(packed, EOM_JACOBIAN, q, None, None, shape[-2:], out,
-                      packed.jacobian_codes[frame][link])
+        J = compiled_batch(packed, EOM_JACOBIAN, q, None, None, shape[-2:], out,
+                           packed.jacobian_codes[frame][link])
     else:
         J = jacobian_reference(model, q, link, frame)
-    return _result(J, out, shape)
+    return batch_result(J, out, shape)
 
 
 def jacobian_reference(model, q, link, frame):
@@ -520,18 +443,18 @@ def regressor(model, q, qd, qdd, out=None):
     runtime = model.runtime
     packed = runtime.eom_packed
     if packed is not None:
-        Y = _one_state(packed.regressor_shape, out, q, qd, qdd)
+        Y = one_state(packed.regressor_shape, out, q, qd, qdd)
         if Y is not None and packed.regressor1(packed.blob, q, qd, qdd, Y) == OK:
             return Y
     q, qd, qdd, shape = broadcast_states(model, q, qd, qdd)
     shape = shape + (model.nv, 10 * model.nb)
     if out is not None:
-        _checked_out(out, shape)
+        checked_out(out, shape)
     if packed is not None:
-        Y = _compiled(packed, EOM_REGRESSOR, q, qd, qdd, shape[-2:], out)
+        Y = compiled_batch(packed, EOM_REGRESSOR, q, qd, qdd, shape[-2:], out)
     else:
         Y = regressor_reference(model, q, qd, qdd)
-    return _result(Y, out, shape)
+    return batch_result(Y, out, shape)
 
 
 def body_force_regressor(v, a):

@@ -14,8 +14,8 @@ the spatial one plus ``ω × v`` (Featherstone sec. 2.11), turned into the root'
 import numpy as np
 
 from .compiled.layout import EOM_ACCELERATION, EOM_POSE, OK
+from .dispatch import compiled_batch, one_state
 from .dynamics import as_batch, broadcast_states, full_coordinates, full_positions
-from .eom import _compiled, _one_state
 from .joints import jcalc
 from .spatial import cross_motion
 
@@ -97,7 +97,7 @@ def link_pose(model, q, link):
     if packed is not None:
         code = packed.link_index.get(link) if isinstance(link, str) else None
         if code is not None:
-            T = _one_state(_POSE, None, q)
+            T = one_state(_POSE, None, q)
             if T is not None and packed.pose1(packed.blob, q, code, T) == OK:
                 return T
     model.check_link(link)
@@ -105,8 +105,8 @@ def link_pose(model, q, link):
     shape = q.shape[:-1]
     q = q.reshape(-1, model.nq)
     if packed is not None:
-        return _compiled(packed, EOM_POSE, q, None, None, (4, 4), None,
-                         packed.link_index[link]).reshape(shape + (4, 4))
+        return compiled_batch(packed, EOM_POSE, q, None, None, (4, 4), None,
+                              packed.link_index[link]).reshape(shape + (4, 4))
     return link_pose_reference(model, q, link).reshape(shape + (4, 4))
 
 
@@ -159,14 +159,14 @@ def link_acceleration(model, q, qd, qdd, link):
     if packed is not None:
         code = packed.link_index.get(link) if isinstance(link, str) else None
         if code is not None:
-            a = _one_state(_ACCELERATION, None, q, qd, qdd)
+            a = one_state(_ACCELERATION, None, q, qd, qdd)
             if a is not None and packed.acceleration1(packed.blob, q, qd, qdd, code, a) == OK:
                 return a
     model.check_link(link)
     q, qd, qdd, shape = broadcast_states(model, q, qd, qdd)
     if packed is not None:
-        return _compiled(packed, EOM_ACCELERATION, q, qd, qdd, (1, 6), None,
-                         packed.link_index[link]).reshape(shape + (6,))
+        return compiled_batch(packed, EOM_ACCELERATION, q, qd, qdd, (1, 6), None,
+                              packed.link_index[link]).reshape(shape + (6,))
     return link_acceleration_reference(model, q, qd, qdd, link).reshape(shape + (6,))
 
 

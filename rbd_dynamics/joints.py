@@ -91,10 +91,13 @@ class JointModel:
         number of position coordinates.
     nv
         number of velocity coordinates.
+    plane
+        ``(3, 2)`` in-plane unit axes ``[e1, e2]`` of a planar joint (its position
+        coordinates move along them); ``None`` for the other types.
 
     """
 
-    __slots__ = ('jtype', 'axis', 'pitch', 'nq', 'nv', '_plane')
+    __slots__ = ('jtype', 'axis', 'pitch', 'nq', 'nv', 'plane')
 
     def __init__(self, jtype, axis=(1.0, 0.0, 0.0), pitch=0.0):
         check_joint_type(jtype)
@@ -106,7 +109,7 @@ class JointModel:
         self.axis = axis / norm
         self.pitch = float(pitch)
         self.nq, self.nv = JOINT_DOFS[jtype]
-        self._plane = _plane_axes(self.axis) if jtype == 'planar' else None
+        self.plane = _plane_axes(self.axis) if jtype == 'planar' else None
 
     def __repr__(self):
         return 'JointModel(%r, axis=%s)' % (self.jtype, self.axis.tolist())
@@ -177,12 +180,12 @@ def jcalc(joint, q, qd):
         S[:, :3, 3:] = np.eye(3)
     elif jtype == 'planar':
         E = np.swapaxes(axis_angle_to_matrix(a, q[:, 2]), -1, -2)
-        r = q[:, :2] @ joint._plane.T
+        r = q[:, :2] @ joint.plane.T
         XJ[:, :3, :3] = E
         XJ[:, 3:, 3:] = E
         XJ[:, 3:, :3] = -E @ skew(r)
         # x, y translate along the plane axes of J, seen from the rotated frame C.
-        S[:, 3:, :2] = E @ joint._plane
+        S[:, 3:, :2] = E @ joint.plane
         S[:, :3, 2] = a
     else:  # fixed
         XJ[:] = np.eye(6)
