@@ -2,26 +2,46 @@
 Every parameter of the node, declared once: type, default, description, range and check.
 
 :data:`PARAMETERS` (and :func:`sensor_parameters` for each force/torque sensor) is the one table
-the node declares its parameters from and checks every change against; :func:`check` is the
-only per-value validation. Checks that relate several parameters (a gain list against the
-number of joints) belong to :class:`rbd_dynamics.control.law.Setup`, which the node builds for
-every change.
+the node declares its parameters from and checks every change against, the torque law takes
+its defaults from (:data:`DEFAULTS`, :class:`~.law.Config`) and the tools read node parameter
+files with; :func:`check` is the only per-value validation. Checks that relate several
+parameters (a gain list against the number of joints) belong to
+:class:`rbd_dynamics.control.law.Setup`, which the node builds for every change. No ROS: the
+node maps each :attr:`Spec.ptype` to rclpy's type (:mod:`rbd_dynamics.ros.parameters`).
 
-The table is also the source of the documentation: ``python -m rbd_dynamics.ros.parameters``
+The table is also the source of the documentation: ``python -m rbd_dynamics.control.config``
 prints the Markdown table of ``docs/node.md`` (:func:`markdown_table`), and a test holds that
 page and ``config/rbd_dynamics.yaml`` equal to it.
 """
 
 import math
 
-import rbd_dynamics as rbd
-from rbd_dynamics.control.law import COMMAND_OUTPUTS, CONTACT_DRIVES, DRIVE_VELOCITIES
-from rbd_dynamics.control.observer import REACTIONS
-from rbd_dynamics.control.task import DEFAULT_STIFFNESS, MODES
-from rclpy.parameter import Parameter
+from .observer import REACTIONS
+from .task import DEFAULT_STIFFNESS, MODES
+from ..drive import COULOMB_VELOCITY
+from ..parsers.urdf import MAX_DESCRIPTION_BYTES
 
-from .conversions import CONVENTIONS
-
+COMMAND_OUTPUTS = ('feedforward', 'gravity_compensation', 'task')
+DRIVE_VELOCITIES = ('measured', 'desired')
+#: Whether the observer's efforts include the drive (``contact.drive``): ``auto`` is ``on`` when
+#: one of :data:`DRIVE_LISTS` is given.
+CONTACT_DRIVES = ('auto', 'on', 'off')
+#: The drive parameters whose values, given, say that a drive model of this robot exists.
+DRIVE_LISTS = ('drive.viscous', 'drive.coulomb', 'drive.armature')
+#: Per-joint lists of the configuration, in ``joints`` order, and what an empty list means.
+PER_JOINT = {
+    'kp': 'zero',
+    'kd': 'zero',
+    'drive.viscous': "the URDF's <dynamics damping>",
+    'drive.coulomb': "the URDF's <dynamics friction>",
+    'drive.armature': 'zero',
+    'drive.effort_scale': 'one (efforts in N m or N)',
+    'drive.effort_offset': 'zero (no bias)',
+    'limits.effort': "the URDF's <limit effort>",
+    'contact.threshold': 'no contact detection',
+}
+#: How a force/torque sensor's wrench is meant: on the robot, or by it (``wrench.<n>.convention``).
+CONVENTIONS = ('applied_on_robot', 'exerted_by_robot')
 DESCRIPTION_UPDATES = ('accept', 'lock')
 MAX_TIMEOUT = 3600.0  # s
 
@@ -43,7 +63,7 @@ class Spec:
     name, default, description
         as declared.
     ptype
-        ``rclpy.parameter.Parameter.Type``.
+        the name of its ``rclpy.parameter.Parameter.Type`` (``'DOUBLE_ARRAY'``...).
     effect
         what a change affects (:data:`MODEL`, :data:`SETUP`, ...).
     check
@@ -138,7 +158,17 @@ def _inertia(value):
     return reason
 
 
-T = Parameter.Type
+class T:
+    """The names of the rclpy parameter types of the table (``Parameter.Type.<name>``)."""
+
+    BOOL = 'BOOL'
+    INTEGER = 'INTEGER'
+    DOUBLE = 'DOUBLE'
+    STRING = 'STRING'
+    DOUBLE_ARRAY = 'DOUBLE_ARRAY'
+    STRING_ARRAY = 'STRING_ARRAY'
+
+
 NON_NEGATIVE_LIST = 'len(joints) finite numbers >= 0, or empty'
 
 #: The node's parameters (sensor parameters: :func:`sensor_parameters`).
@@ -149,7 +179,7 @@ PARAMETERS = (
          'model (with a warning naming what changed); lock: the first model stays, later '
          'descriptions are refused', NONE, _one_of(DESCRIPTION_UPDATES),
          ' or '.join(DESCRIPTION_UPDATES)),
-    Spec('max_description_bytes', rbd.MAX_DESCRIPTION_BYTES, T.INTEGER, 'larger robot '
+    Spec('max_description_bytes', MAX_DESCRIPTION_BYTES, T.INTEGER, 'larger robot '
          'descriptions are refused [bytes]', MODEL, _finite(minimum=1024),
          int_range=(1024, 2 ** 31 - 1)),
     Spec('root_link', '', T.STRING, 'root link of the model (a sub-tree of the URDF); empty: '
@@ -179,9 +209,9 @@ PARAMETERS = (
     Spec('drive.coulomb', [], T.DOUBLE_ARRAY, 'Coulomb friction per joint in joints order '
          '[N m or N]; empty: the URDF <dynamics friction>', SETUP, _finite(0, 0.0),
          NON_NEGATIVE_LIST),
-    Spec('drive.coulomb_velocity', 0.01, T.DOUBLE, 'width of the smooth sign of Coulomb '
-         'friction, tanh(qd / coulomb_velocity) [rad/s or m/s]: one for every joint, or one '
-         'per joint in joints order', SETUP, _widths, '> 0, one or len(joints) numbers',
+    Spec('drive.coulomb_velocity', COULOMB_VELOCITY, T.DOUBLE, 'width of the smooth sign of '
+         'Coulomb friction, tanh(qd / coulomb_velocity) [rad/s or m/s]: one for every joint, '
+         'or one per joint in joints order', SETUP, _widths, '> 0, one or len(joints) numbers',
          dynamic=True),
     Spec('drive.armature', [], T.DOUBLE_ARRAY, 'rotor inertia reflected through the gear per '
          'joint in joints order [kg m^2 or kg]; empty: zero', SETUP, _finite(0, 0.0),
@@ -258,6 +288,10 @@ PARAMETERS = (
     Spec('wrench_sensors', [], T.STRING_ARRAY, 'names of the force/torque sensors; each has '
          'wrench.<name>.topic, .frame, .convention, .timeout, .compensate_payload', FIXED),
 )
+
+
+#: The default of every parameter of :data:`PARAMETERS`, by name.
+DEFAULTS = {spec.name: spec.default for spec in PARAMETERS}
 
 
 def sensor_parameters(name):

@@ -23,31 +23,12 @@ import math
 
 import numpy as np
 
+from .config import CONTACT_DRIVES, DEFAULTS, DRIVE_LISTS, PER_JOINT
 from .observer import Observer, REACTIONS
-from .task import DEFAULT_STIFFNESS, quaternion_matrix, TaskSettings
+from .task import quaternion_matrix, TaskSettings
 from ..drive import COULOMB_VELOCITY, drive_law
 from ..dynamics import gravity_torques, payload_wrench, rnea
 from ..frames import link_pose
-
-COMMAND_OUTPUTS = ('feedforward', 'gravity_compensation', 'task')
-DRIVE_VELOCITIES = ('measured', 'desired')
-#: Whether the observer's efforts include the drive (``contact.drive``): ``auto`` is ``on`` when
-#: one of :data:`DRIVE_LISTS` is given.
-CONTACT_DRIVES = ('auto', 'on', 'off')
-#: The drive parameters whose values, given, say that a drive model of this robot exists.
-DRIVE_LISTS = ('drive.viscous', 'drive.coulomb', 'drive.armature')
-#: Per-joint lists of the configuration, in ``joints`` order, and what an empty list means.
-PER_JOINT = {
-    'kp': 'zero',
-    'kd': 'zero',
-    'drive.viscous': "the URDF's <dynamics damping>",
-    'drive.coulomb': "the URDF's <dynamics friction>",
-    'drive.armature': 'zero',
-    'drive.effort_scale': 'one (efforts in N m or N)',
-    'drive.effort_offset': 'zero (no bias)',
-    'limits.effort': "the URDF's <limit effort>",
-    'contact.threshold': 'no contact detection',
-}
 
 
 def first_over_limit(efforts, limits):
@@ -86,14 +67,14 @@ class Config:
     per_joint
         name of :data:`PER_JOINT` -> list in ``joints`` order (empty: the default).
     command_output
-        one of :data:`COMMAND_OUTPUTS`.
+        one of :data:`~.config.COMMAND_OUTPUTS`.
     desired_timeout
         [s]; 0: never expires.
     drive_compensate
         add the drive torques to the feedforward (the feedforward only: see
         ``contact_drive`` for the observer).
     drive_velocity
-        one of :data:`DRIVE_VELOCITIES`.
+        one of :data:`~.config.DRIVE_VELOCITIES`.
     coulomb_velocity
         width of the smooth sign [rad/s or m/s]: one for every joint, or a list in ``joints``
         order.
@@ -119,59 +100,48 @@ class Config:
 
     """
 
-    def __init__(self, joints=(), command_output='feedforward', desired_timeout=0.1,
-                 drive_compensate=False, drive_velocity='measured',
-                 coulomb_velocity=COULOMB_VELOCITY, clamp=False, effort_rate=0.0,
-                 contact_observer=False, contact_gain=50.0, contact_reaction='none',
-                 contact_wrench_link='', contact_drive='auto', task_link='',
-                 task_mode='impedance', task_stiffness=DEFAULT_STIFFNESS, task_damping=(),
-                 task_nullspace_stiffness=0.0, **per_joint):
+    def __init__(self, joints=(), **settings):
         self.joints = tuple(joints)
+        per_joint = {name: settings.pop(name) for name in list(settings) if name in PER_JOINT}
         self.per_joint = {name: list(per_joint.get(name, ())) for name in PER_JOINT}
-        unknown = set(per_joint) - set(PER_JOINT)
+        unknown = set(settings) - set(SETTINGS)
         if unknown:
-            raise TypeError('unknown per-joint settings: %s' % ', '.join(sorted(unknown)))
-        self.command_output = command_output
-        self.desired_timeout = desired_timeout
-        self.drive_compensate = drive_compensate
-        self.drive_velocity = drive_velocity
-        self.coulomb_velocity = coulomb_velocity
-        self.clamp = clamp
-        self.effort_rate = effort_rate
-        self.contact_observer = contact_observer
-        self.contact_gain = contact_gain
-        self.contact_reaction = contact_reaction
-        self.contact_wrench_link = contact_wrench_link
-        self.contact_drive = contact_drive
-        self.task_link = task_link
-        self.task_mode = task_mode
-        self.task_stiffness = tuple(task_stiffness)
-        self.task_damping = tuple(task_damping)
-        self.task_nullspace_stiffness = task_nullspace_stiffness
+            raise TypeError('unknown settings: %s' % ', '.join(sorted(unknown)))
+        for attribute, name in SETTINGS.items():
+            setattr(self, attribute, settings.get(attribute, DEFAULTS[name]))
+        self.task_stiffness = tuple(self.task_stiffness)
+        self.task_damping = tuple(self.task_damping)
 
     @classmethod
     def from_parameters(cls, params):
         """Build a configuration from parameters by their node names (``drive.viscous``...)."""
-        per_joint = {name: params.get(name, ()) for name in PER_JOINT}
         return cls(joints=params.get('joints', ()),
-                   command_output=params.get('command_output', 'feedforward'),
-                   desired_timeout=params.get('desired_timeout', 0.1),
-                   drive_compensate=params.get('drive.compensate', False),
-                   drive_velocity=params.get('drive.velocity', 'measured'),
-                   coulomb_velocity=params.get('drive.coulomb_velocity', COULOMB_VELOCITY),
-                   clamp=params.get('limits.clamp', False),
-                   effort_rate=params.get('limits.effort_rate', 0.0),
-                   contact_observer=params.get('contact.observer', False),
-                   contact_gain=params.get('contact.gain', 50.0),
-                   contact_reaction=params.get('contact.reaction', 'none'),
-                   contact_wrench_link=params.get('contact.wrench_link', ''),
-                   contact_drive=params.get('contact.drive', 'auto'),
-                   task_link=params.get('task.link', ''),
-                   task_mode=params.get('task.mode', 'impedance'),
-                   task_stiffness=params.get('task.stiffness', DEFAULT_STIFFNESS),
-                   task_damping=params.get('task.damping', ()),
-                   task_nullspace_stiffness=params.get('task.nullspace_stiffness', 0.0),
-                   **per_joint)
+                   **{name: params.get(name, ()) for name in PER_JOINT},
+                   **{attribute: params.get(name, DEFAULTS[name])
+                      for attribute, name in SETTINGS.items()})
+
+
+#: The settings of a :class:`Config` other than the joints and the per-joint lists: attribute ->
+#: the node parameter it holds (whose default in :data:`~.config.DEFAULTS` is its default).
+SETTINGS = {
+    'command_output': 'command_output',
+    'desired_timeout': 'desired_timeout',
+    'drive_compensate': 'drive.compensate',
+    'drive_velocity': 'drive.velocity',
+    'coulomb_velocity': 'drive.coulomb_velocity',
+    'clamp': 'limits.clamp',
+    'effort_rate': 'limits.effort_rate',
+    'contact_observer': 'contact.observer',
+    'contact_gain': 'contact.gain',
+    'contact_reaction': 'contact.reaction',
+    'contact_wrench_link': 'contact.wrench_link',
+    'contact_drive': 'contact.drive',
+    'task_link': 'task.link',
+    'task_mode': 'task.mode',
+    'task_stiffness': 'task.stiffness',
+    'task_damping': 'task.damping',
+    'task_nullspace_stiffness': 'task.nullspace_stiffness',
+}
 
 
 def check_lengths(config, count):

@@ -9,11 +9,11 @@ are tested without a ROS graph. Every function either returns finite arrays or r
 import array
 
 import numpy as np
+from rbd_dynamics.control.config import CONVENTIONS
 from rbd_dynamics.control.desired import Desired
 from rbd_dynamics.control.joint_states import float_vector
 from rbd_dynamics.control.joint_trajectory import check_points
 
-CONVENTIONS = ('applied_on_robot', 'exerted_by_robot')
 _STATE_FIELDS = ('positions', 'velocities', 'accelerations')
 
 

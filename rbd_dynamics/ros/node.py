@@ -301,7 +301,8 @@ class DynamicsNode(Node):
         # An empty list cannot carry its element type; declare the type instead (an unset
         # parameter reads as the empty list).
         default = spec.default
-        initial = spec.ptype if isinstance(default, list) and not default else default
+        initial = parameters.parameter_type(spec) if isinstance(default, list) and not default \
+            else default
         try:
             value = self.declare_parameter(spec.name, initial, descriptor).value
         except (ParameterUninitializedException, InvalidParameterTypeException,
