@@ -277,9 +277,9 @@ TASK_LINK = 'tool_center_point'
 
 def task_pose(model):
     """Return a desired pose ``(position, quaternion)`` of the task link near its start."""
-    from rbd_dynamics.control.task import matrix_quaternion
+    from rbd_dynamics.spatial import matrix_to_quaternion
     T = rbd.link_pose(model, 0.3 * np.sin(np.arange(model.nq)), TASK_LINK)
-    return T[:3, 3] + [0.02, -0.01, 0.03], matrix_quaternion(T[:3, :3])
+    return T[:3, 3] + [0.02, -0.01, 0.03], matrix_to_quaternion(T[:3, :3])
 
 
 def law_times(urdf, count=3000):

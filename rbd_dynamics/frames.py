@@ -17,7 +17,7 @@ from .compiled.layout import EOM_ACCELERATION, EOM_POSE, OK
 from .dispatch import compiled_batch, one_state
 from .dynamics import as_batch, broadcast_states, full_coordinates, full_positions
 from .joints import jcalc
-from .spatial import cross_motion
+from .spatial import cross_motion, plux_parts
 
 
 _POSE = (4, 4)
@@ -113,12 +113,10 @@ def link_pose(model, q, link):
 def link_pose_reference(model, q, link):
     """Return ``root_T_link`` ``(B, 4, 4)`` of checked ``(B, nq)`` positions (NumPy path)."""
     X, _, _ = _root_to_link(model, full_positions(model, q), link)
-    E = X[:, :3, :3]  # root -> link axes
-    # X = [[E, 0], [-E [r]x, E]]  =>  [r]x = -E^T X[3:, :3]
-    rx = -np.swapaxes(E, -1, -2) @ X[:, 3:, :3]
+    E, r = plux_parts(X)  # root -> link axes, the link's origin in the root frame
     T = np.zeros((len(q), 4, 4))
     T[:, :3, :3] = np.swapaxes(E, -1, -2)
-    T[:, :3, 3] = np.stack((rx[:, 2, 1], rx[:, 0, 2], rx[:, 1, 0]), axis=-1)
+    T[:, :3, 3] = r
     T[:, 3, 3] = 1.0
     return T
 

@@ -47,8 +47,8 @@ from .parsers.description import Description, UrdfError
 from .parsers.files import read_description_file
 from .parsers.urdf import MAX_DESCRIPTION_BYTES, parse_urdf
 from .parsers.urdf_parser_py import description_from_urdf_robot
-from .spatial import (frame_transform, inertia_tensor, parameters_from_spatial, rpy_to_matrix,
-                      spatial_inertia)
+from .spatial import (frame_transform, inertia_problem, inertia_tensor, parameters_from_spatial,
+                      rpy_to_matrix, spatial_inertia)
 
 
 class DescriptionWarning(UserWarning):
@@ -88,19 +88,6 @@ class UnknownLinkError(KeyError, ValueError):
 
     def __str__(self):
         return str(self.args[0]) if self.args else ''
-
-
-def _inertia_problem(inertia):
-    """Say why a rotational inertia is not physical, or return ``''``."""
-    scale = max(1.0, float(np.abs(inertia).max()))
-    moments = np.linalg.eigvalsh(inertia)
-    if moments[0] < -1e-12 * scale:
-        return 'is not positive semi-definite (principal moments %s)' % moments.tolist()
-    a, b, c = moments
-    if c > a + b + 1e-9 * scale:
-        return ('breaks the triangle inequality (principal moments %s: the largest exceeds the '
-                'sum of the others)' % moments.tolist())
-    return ''
 
 
 class Model:
@@ -559,7 +546,7 @@ class Model:
         link_inertia = {}
         for name in self.link_names:
             link = desc.links[name]
-            problem = _inertia_problem(link.inertia)
+            problem = inertia_problem(link.inertia)
             if problem:
                 notes.append(('link %r: inertia %s' % (name, problem), InertiaWarning))
             X = self.link_X[name]
@@ -696,9 +683,12 @@ class Payload:
         if inertia.shape != (3, 3) or not np.isfinite(inertia).all():
             raise ValueError('payload inertia must be 6 finite numbers (ixx, ixy, ixz, iyy, '
                              'iyz, izz), got %s' % inertia.reshape(-1).tolist())
-        if not np.allclose(inertia, inertia.T) or np.any(np.diag(inertia) < 0.0):
-            raise ValueError('payload inertia must be symmetric with moments >= 0, got %s'
-                             % inertia.reshape(-1).tolist())
+        problem = 'is not symmetric' if not np.allclose(inertia, inertia.T) \
+            else inertia_problem(inertia)
+        if problem:
+            raise ValueError('payload inertia %s: %s (a body has moments >= 0, none larger '
+                             'than the sum of the others)'
+                             % (problem, inertia.reshape(-1).tolist()))
         self.mass = mass
         self.com = com
         self.inertia = inertia

@@ -157,6 +157,53 @@ def quaternion_to_matrix(quat):
     return out
 
 
+def quaternion_of_rows(R):
+    """
+    Return ``(x, y, z, w)`` of a rotation matrix given as rows (3×3 nested sequences), floats.
+
+    Shepperd's method (the largest of the four squares first), and ``w >= 0``: the shortest
+    rotation. A matrix that is no rotation (all four squares zero) gives the identity.
+    """
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = R
+    trace = r00 + r11 + r22
+    squares = (1 + trace, 1 + 2 * r00 - trace, 1 + 2 * r11 - trace, 1 + 2 * r22 - trace)
+    k = squares.index(max(squares))
+    s = 2.0 * math.sqrt(max(squares[k], 0.0))
+    if not s > 0.0:
+        return 0.0, 0.0, 0.0, 1.0
+    if k == 0:
+        w, x, y, z = s / 4, (r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s
+    elif k == 1:
+        w, x, y, z = (r21 - r12) / s, s / 4, (r01 + r10) / s, (r02 + r20) / s
+    elif k == 2:
+        w, x, y, z = (r02 - r20) / s, (r01 + r10) / s, s / 4, (r12 + r21) / s
+    else:
+        w, x, y, z = (r10 - r01) / s, (r02 + r20) / s, (r12 + r21) / s, s / 4
+    if w < 0.0:
+        w, x, y, z = -w, -x, -y, -z
+    return x, y, z, w
+
+
+def matrix_to_quaternion(R):
+    """Return the unit quaternion ``[x, y, z, w]`` of a rotation matrix (3×3), ``w >= 0``."""
+    return np.array(quaternion_of_rows(np.asarray(R, dtype=float).tolist()))
+
+
+def rotation_vector_of_rows(R):
+    """:func:`rotation_vector` of a matrix given as rows (nested sequences), as floats."""
+    x, y, z, w = quaternion_of_rows(R)
+    v = math.sqrt(x * x + y * y + z * z)
+    if v == 0.0:
+        return 0.0, 0.0, 0.0
+    scale = 2.0 * math.atan2(v, w) / v
+    return scale * x, scale * y, scale * z
+
+
+def rotation_vector(R):
+    """Return the rotation vector of a rotation matrix (3×3): the shortest, angle in [0, π]."""
+    return np.array(rotation_vector_of_rows(np.asarray(R, dtype=float).tolist()))
+
+
 _BAD_QUATERNION = 'quaternion [x, y, z, w] must have a finite, non-zero norm'
 
 
@@ -191,6 +238,19 @@ def plux(E, r):
     out[..., 3:, 3:] = E
     out[..., 3:, :3] = -E @ skew(r)
     return out
+
+
+def plux_parts(X):
+    """
+    Return ``(E, r)`` of Plücker transforms ``X = rot(E) @ xlt(r)`` (the inverse of :func:`plux`).
+
+    ``X`` is ``(..., 6, 6)``; ``E`` ``(..., 3, 3)``, ``r`` ``(..., 3)``: with ``X = [[E, 0],
+    [-E [r]x, E]]``, ``[r]x = -E^T X[3:, :3]``.
+    """
+    X = np.asarray(X, dtype=float)
+    E = X[..., :3, :3]
+    rx = -np.swapaxes(E, -1, -2) @ X[..., 3:, :3]
+    return E, np.stack((rx[..., 2, 1], rx[..., 0, 2], rx[..., 1, 0]), axis=-1)
 
 
 def frame_transform(R, p):
@@ -230,6 +290,24 @@ def inertia_tensor(moments):
     """
     xx, xy, xz, yy, yz, zz = np.asarray(moments, dtype=float).reshape(6)
     return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+
+
+def inertia_problem(inertia):
+    """
+    Say why a rotational inertia ``(3, 3)`` (symmetric) is not a body's, or return ``''``.
+
+    A body's principal moments are ``>= 0`` and none is larger than the sum of the other two
+    (the triangle inequality); both within a rounding tolerance relative to the largest entry.
+    """
+    scale = max(1.0, float(np.abs(inertia).max()))
+    moments = np.linalg.eigvalsh(inertia)
+    if moments[0] < -1e-12 * scale:
+        return 'is not positive semi-definite (principal moments %s)' % moments.tolist()
+    a, b, c = moments
+    if c > a + b + 1e-9 * scale:
+        return ('breaks the triangle inequality (principal moments %s: the largest exceeds the '
+                'sum of the others)' % moments.tolist())
+    return ''
 
 
 def spatial_inertia(mass, com, inertia_com):

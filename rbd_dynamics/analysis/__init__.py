@@ -29,18 +29,18 @@ class AnalysisError(ValueError):
     exit_code = EXIT_INPUT
 
 
-def read_yaml(path, option):
+def read_yaml(path, what):
     """
-    Return the content of the YAML file ``path`` given with ``option`` (``--keep-out``...).
+    Return the content of the YAML file ``path``; ``what`` says what it is (``keep-out file``).
 
     Raises
     ------
     AnalysisError
-        the file cannot be read, or is not YAML (the message names the option and the file).
+        the file cannot be read, or is not YAML (the message says what and names the file).
 
     """
     import yaml
-    where = '%s %s' % (option, path)
+    where = '%s %s' % (what, path)
     try:
         with open(path) as stream:
             return yaml.safe_load(stream)

@@ -13,6 +13,7 @@ from .layout import (B_AXIS, B_E1, B_E2, B_ET, B_Q, B_RT, B_SA, B_SL, BI_JTYPE, 
                      MAP_Q_MULT, N_OFFSETS, ONE_DOF, POSE_FLOATS, REGIONS, rot6, SWAP, WORK_FLOATS,
                      z_to_axis)
 from .warm_up import CompileFirst, ENTRY
+from ..spatial import plux_parts
 
 
 class PackedModel:
@@ -80,11 +81,7 @@ class PackedModel:
                              for j, c in zip(model.joints, codes)]).reshape(nb, 3, 3)
         body = np.zeros((nb, BODY_FLOATS))
         for i, joint in enumerate(model.joints):
-            X = model.Xtree[i]
-            E = X[:3, :3]
-            # X = [[E, 0], [-E [r]x, E]]  =>  [r]x = -E^T X[3:, :3]
-            rx = -E.T @ X[3:, :3]
-            r = np.array((rx[2, 1], rx[0, 2], rx[1, 0]))
+            E, r = plux_parts(model.Xtree[i])
             Qp = rotation[model.parent[i]] if model.parent[i] >= 0 else EYE3
             # rot(Q_i^T) rot(E) xlt(r) rot(Q_p) = rot(Q_i^T E Q_p) xlt(Q_p^T r)
             body[i, B_ET:B_ET + 9] = (rotation[i].T @ E @ Qp).reshape(9)
@@ -113,10 +110,7 @@ class PackedModel:
         for k, link in enumerate(model.link_names):
             b = model.link_body[link]
             links[k, L_BODY] = b
-            X = model.link_X[link]
-            E = X[:3, :3]
-            rx = -E.T @ X[3:, :3]
-            r = np.array((rx[2, 1], rx[0, 2], rx[1, 0]))
+            E, r = plux_parts(model.link_X[link])
             if b >= 0:
                 # link_X_packed = rot(E) xlt(r) rot(Q) = rot(E Q) xlt(Q^T r)
                 links[k, L_E:L_E + 9] = (E @ rotation[b]).reshape(9)

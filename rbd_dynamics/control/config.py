@@ -20,6 +20,7 @@ from .observer import REACTIONS
 from .task import DEFAULT_STIFFNESS, MODES
 from ..drive import COULOMB_VELOCITY
 from ..parsers.urdf import MAX_DESCRIPTION_BYTES
+from ..spatial import inertia_problem, inertia_tensor
 
 COMMAND_OUTPUTS = ('feedforward', 'gravity_compensation', 'task')
 DRIVE_VELOCITIES = ('measured', 'desired')
@@ -153,8 +154,9 @@ def _timeout(value):
 
 def _inertia(value):
     reason = _finite(6)(value)
-    if not reason and min(value[0], value[3], value[5]) < 0.0:
-        reason = 'moments ixx, iyy, izz must be >= 0, got %r' % (list(value),)
+    if not reason:
+        problem = inertia_problem(inertia_tensor(value))
+        reason = "is not a body's: it %s, got %r" % (problem, list(value)) if problem else ''
     return reason
 
 
@@ -244,7 +246,7 @@ PARAMETERS = (
          'link frame [m]', PAYLOAD, _finite(3), '3 finite numbers'),
     Spec('payload.inertia', [0.0] * 6, T.DOUBLE_ARRAY, 'payload inertia about its centre of '
          'mass in the link axes: ixx, ixy, ixz, iyy, iyz, izz [kg m^2]', PAYLOAD, _inertia,
-         '6 finite numbers, moments >= 0'),
+         "6 finite numbers: a body's (moments >= 0, none above the sum of the others)"),
     Spec('contact.observer', False, T.BOOL, 'estimate the external joint torques with the '
          'momentum observer on every joint state that carries efforts (~/external_effort, '
          '~/contact, ~/external_wrench)', SETUP),

@@ -56,6 +56,7 @@ import numpy as np
 
 from ..dynamics import gravity_torques, payload_wrench, rnea
 from ..eom import jacobian
+from ..spatial import plux_parts
 
 #: Largest gap between two joint states the integral bridges [s]; a longer one restarts it.
 MAX_GAP = 0.1
@@ -341,9 +342,7 @@ def chain_length(model, link):
 
     """
     def offset(X):
-        # X = [[E, 0], [-E [r]x, E]] (Eq. 2.28): [r]x = -E^T X[3:, :3]
-        r_x = -X[:3, :3].T @ X[3:, :3]
-        return math.sqrt(r_x[2, 1] ** 2 + r_x[0, 2] ** 2 + r_x[1, 0] ** 2)
+        return float(np.linalg.norm(plux_parts(X)[1]))
 
     length = offset(model.link_X[link])
     body = model.link_body[link]

@@ -41,7 +41,7 @@ from ..compiled.layout import (G_D, G_DAMPING, G_HEAD, G_K, G_KN, G_MODE, G_THRE
 from ..dynamics import rnea
 from ..eom import jacobian, mass_matrix
 from ..frames import link_acceleration, link_pose
-from ..spatial import quaternion_to_matrix
+from ..spatial import quaternion_to_matrix, rotation_vector_of_rows
 
 #: The task-space laws.
 MODES = ('impedance', 'operational_space')
@@ -78,47 +78,6 @@ def quaternion_matrix(quaternion):
     return quaternion_to_matrix(quaternion)
 
 
-def _quaternion(R):
-    """Return ``(x, y, z, w)`` of ``R`` (3×3, any sequence of rows) with ``w >= 0``, floats."""
-    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = R
-    # Shepperd's method: the largest of the four squares first
-    trace = r00 + r11 + r22
-    squares = (1 + trace, 1 + 2 * r00 - trace, 1 + 2 * r11 - trace, 1 + 2 * r22 - trace)
-    k = squares.index(max(squares))
-    s = 2.0 * math.sqrt(max(squares[k], 0.0))
-    if k == 0:
-        w, x, y, z = s / 4, (r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s
-    elif k == 1:
-        w, x, y, z = (r21 - r12) / s, s / 4, (r01 + r10) / s, (r02 + r20) / s
-    elif k == 2:
-        w, x, y, z = (r02 - r20) / s, (r01 + r10) / s, s / 4, (r12 + r21) / s
-    else:
-        w, x, y, z = (r10 - r01) / s, (r02 + r20) / s, (r12 + r21) / s, s / 4
-    if w < 0.0:  # the shortest rotation: the quaternion with a non-negative scalar part
-        w, x, y, z = -w, -x, -y, -z
-    return x, y, z, w
-
-
-def matrix_quaternion(R):
-    """Return the unit quaternion ``[x, y, z, w]`` of ``R`` (3×3) with ``w >= 0``."""
-    return np.array(_quaternion(np.asarray(R, dtype=float).tolist()))
-
-
-def rotation_vector(R):
-    """Return the rotation vector of ``R`` (3×3), the shortest rotation (angle in [0, π])."""
-    return np.array(_rotation_vector(np.asarray(R, dtype=float).tolist()))
-
-
-def _rotation_vector(R):
-    """:func:`rotation_vector` of ``R`` as nested lists, as a tuple of floats."""
-    x, y, z, w = _quaternion(R)
-    v = math.sqrt(x * x + y * y + z * z)
-    if v == 0.0:
-        return 0.0, 0.0, 0.0
-    scale = 2.0 * math.atan2(v, w) / v
-    return scale * x, scale * y, scale * z
-
-
 def pose_error(T, position, quaternion):
     """
     Return the pose error ``(6,)`` of a link at ``T`` (4×4) from a desired pose.
@@ -133,7 +92,7 @@ def _pose_error(T, position, R_d):
     """:func:`pose_error` with the desired orientation as its rotation matrix ``R_d``."""
     e = np.empty(6)
     e[:3] = position - T[:3, 3]
-    e[3:] = _rotation_vector((R_d @ T[:3, :3].T).tolist())
+    e[3:] = rotation_vector_of_rows((R_d @ T[:3, :3].T).tolist())
     return e
 
 

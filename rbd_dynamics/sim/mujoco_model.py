@@ -33,7 +33,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from ..parsers.urdf import parse_urdf
-from ..spatial import inertia_tensor, rpy_to_matrix
+from ..spatial import inertia_problem, inertia_tensor, matrix_to_quaternion, rpy_to_matrix
 
 #: Name of the body that carries the payload (see :func:`set_payload`).
 PAYLOAD_BODY = 'rbd_payload'
@@ -47,21 +47,7 @@ _JOINT_TYPES = {'revolute': 'hinge', 'continuous': 'hinge', 'prismatic': 'slide'
 
 def _quat(rpy):
     """Convert a URDF roll-pitch-yaw to a MuJoCo quaternion ``[w x y z]``."""
-    rot = rpy_to_matrix(rpy)
-    w = np.sqrt(max(0.0, 1.0 + rot[0, 0] + rot[1, 1] + rot[2, 2])) / 2.0
-    if w > 1e-6:
-        return np.array([w, (rot[2, 1] - rot[1, 2]) / (4 * w), (rot[0, 2] - rot[2, 0]) / (4 * w),
-                         (rot[1, 0] - rot[0, 1]) / (4 * w)])
-    # a half turn: take the largest diagonal entry
-    i = int(np.argmax(np.diag(rot)))
-    j, k = (i + 1) % 3, (i + 2) % 3
-    s = np.sqrt(max(0.0, 1.0 + rot[i, i] - rot[j, j] - rot[k, k])) * 2.0
-    q = np.zeros(4)
-    q[0] = (rot[k, j] - rot[j, k]) / s
-    q[1 + i] = s / 4.0
-    q[1 + j] = (rot[j, i] + rot[i, j]) / s
-    q[1 + k] = (rot[k, i] + rot[i, k]) / s
-    return q
+    return np.roll(matrix_to_quaternion(rpy_to_matrix(rpy)), 1)
 
 
 def _numbers(values):
@@ -266,11 +252,12 @@ def set_payload(mj_model, mass, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
             and np.all(np.isfinite(inertia))):
         raise ValueError('payload mass must be finite and >= 0, com and inertia finite')
     tensor = inertia_tensor(inertia)
+    problem = inertia_problem(tensor)
+    if problem:
+        raise ValueError('payload inertia %s' % problem)
     moments, axes = np.linalg.eigh(tensor)
     if np.linalg.det(axes) < 0.0:
         axes[:, 0] = -axes[:, 0]
-    if moments.min() < -1e-12 * max(1.0, abs(moments).max()):
-        raise ValueError('payload inertia has a negative principal moment: %s' % moments)
     quat = np.zeros(4)
     mujoco.mju_mat2Quat(quat, axes.reshape(-1))
     mj_model.body_mass[body] = mass

@@ -29,7 +29,7 @@ from ..analysis import AnalysisError
 from ..dynamics import forward_pass, full_positions
 from ..parsers.description import UrdfError
 from ..parsers.urdf import numbers, parse_xml
-from ..spatial import rpy_to_matrix
+from ..spatial import plux_parts, rpy_to_matrix
 
 #: Default clearance between capsules, and from the floor and keep-out regions [m].
 DEFAULT_CLEARANCE = 0.03
@@ -81,10 +81,7 @@ class Collisions:
             if link not in model.link_body:
                 self._unchecked(link, 'not in the model (above its root link)')
                 continue
-            X = model.link_X[link]           # body -> link coordinates
-            E = X[:3, :3]
-            p = -E.T @ X[3:, :3]              # skew(link origin in body coordinates)
-            origin = np.array([p[2, 1], p[0, 2], p[1, 0]])
+            E, origin = plux_parts(model.link_X[link])  # body -> link; origin in the body
             for pa, pb, r, part in fit_capsules(points, faces):
                 links.append(link)
                 a.append(origin + E.T @ pa)
@@ -172,10 +169,10 @@ class Collisions:
                 if name not in [n for _, n in seen]:
                     seen.append((value, name))
             raise AnalysisError(
-                'the start pose is not clear (%s; %g m needed): give --start a pose where the '
-                'robot stands free, e.g. the one it is in (or --keep-out, --no-floor, --srdf, '
-                '--clearance)' % ('; '.join('%s %.3f m apart' % (n, v) for v, n in seen[:4]),
-                                  self.clearance))
+                'the start pose is not clear (%s; %g m needed): start where the robot stands '
+                'free, e.g. in the pose it is in (or change the keep-out regions, the floor, the '
+                'SRDF or the clearance)'
+                % ('; '.join('%s %.3f m apart' % (n, v) for v, n in seen[:4]), self.clearance))
         # a link's shape may be several capsules: say when only some of their pairs are left out
         return [name if count == total[name] else '%s (%d of %d capsule pairs)'
                 % (name, count, total[name]) for name, count in dropped.items()]
@@ -267,9 +264,7 @@ class Collisions:
         E = np.empty((model.nb, count, 3, 3))
         r = np.empty((model.nb, count, 3))
         for i in range(model.nb):
-            Ei = Xup[i, :, :3, :3]
-            m = -np.swapaxes(Ei, -1, -2) @ Xup[i, :, 3:, :3]   # skew(origin in parent coords)
-            pi = np.stack([m[:, 2, 1], m[:, 0, 2], m[:, 1, 0]], axis=-1)
+            Ei, pi = plux_parts(Xup[i])  # parent -> body; origin in parent coordinates
             p = model.parent[i]
             if p < 0:
                 E[i], r[i] = Ei, pi

@@ -39,19 +39,19 @@ def read_keep_out(path):
         an unreadable file or an entry that is not of that form (the message says which).
 
     """
-    data = read_yaml(path, '--keep-out')
+    data = read_yaml(path, 'keep-out file')
     if data is None:
         data = {}
     if not isinstance(data, dict) or set(data) - {'planes', 'boxes'}:
-        raise AnalysisError('--keep-out %s: expected a mapping of planes and boxes:\n%s'
+        raise AnalysisError('keep-out file %s: expected a mapping of planes and boxes:\n%s'
                             % (path, KEEP_OUT_FORMAT))
     keep = KeepOut()
     for kind in ('planes', 'boxes'):
         entries = data.get(kind) or []
         if not isinstance(entries, list):
-            raise AnalysisError('--keep-out %s: %s must be a list' % (path, kind))
+            raise AnalysisError('keep-out file %s: %s must be a list' % (path, kind))
         for k, entry in enumerate(entries):
-            where = '--keep-out %s: %s[%d]' % (path, kind, k)
+            where = 'keep-out file %s: %s[%d]' % (path, kind, k)
             keys = ('point', 'normal') if kind == 'planes' else ('center', 'size', 'rpy')
             if not isinstance(entry, dict) or set(entry) - set(keys):
                 raise AnalysisError('%s: expected the keys %s' % (where, ', '.join(keys)))
@@ -93,7 +93,7 @@ def read_srdf_pairs(text):
     try:
         root = parse_xml(text)
     except UrdfError as err:
-        raise AnalysisError('--srdf: %s' % str(err).replace('robot description', 'the SRDF')) \
+        raise AnalysisError('the SRDF: %s' % str(err).replace('robot description', 'the SRDF')) \
             from None
     return {frozenset((e.attrib.get('link1'), e.attrib.get('link2')))
             for e in root.children if e.tag == 'disable_collisions'}

@@ -11,6 +11,7 @@ refused without a result.
 import numpy as np
 import pytest
 import rbd_dynamics as rbd
+from rbd_dynamics import spatial
 from rbd_dynamics.control import task
 from rbd_dynamics.spatial import axis_angle_to_matrix
 from support.compiled import load, MODELS, needs_compiled_eom, needs_numba, random_q, seed
@@ -32,7 +33,7 @@ def _desired(model, q, link, rng):
     axis = rng.normal(size=3)
     angle = rng.choice([rng.uniform(-0.3, 0.3), rng.uniform(np.pi - 0.05, np.pi)])
     R = axis_angle_to_matrix(axis / np.linalg.norm(axis), angle) @ T[:3, :3]
-    return T[:3, 3] + rng.normal(scale=0.05, size=3), task.matrix_quaternion(R)
+    return T[:3, 3] + rng.normal(scale=0.05, size=3), spatial.matrix_to_quaternion(R)
 
 
 def _compare(monkeypatch, model, links, rng, states=3):

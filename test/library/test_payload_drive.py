@@ -188,6 +188,9 @@ def test_payload_set_before_compiling():
     ({'link': 'ft_frame', 'mass': 1.0, 'inertia': (1, 0, 0, 1, 0, np.nan)}, 'inertia'),
     ({'link': 'ft_frame', 'mass': 1.0, 'inertia': (-1, 0, 0, 1, 0, 1)}, 'inertia'),
     ({'link': 'ft_frame', 'mass': 1.0, 'inertia': (1, 0, 0)}, 'inertia'),
+    # moments >= 0 that no body has: the largest above the sum of the others
+    ({'link': 'ft_frame', 'mass': 1.0, 'inertia': (1, 0, 0, 0.2, 0, 0.2)}, 'triangle'),
+    ({'link': 'ft_frame', 'mass': 1.0, 'inertia': (1, 0.9, 0, 1, 0, 1)}, 'inertia'),
 ])
 def test_bad_payloads_are_refused_and_change_nothing(bad, word):
     model = rbd.Model.from_urdf_file(demo_urdf_path())

@@ -31,6 +31,7 @@ rclpy = pytest.importorskip('rclpy')
 TwistStamped = pytest.importorskip('geometry_msgs.msg').TwistStamped
 
 import rbd_dynamics as rbd  # noqa: E402
+from rbd_dynamics import spatial  # noqa: E402
 from rbd_dynamics.control import task  # noqa: E402
 from support.sim import JOINTS, Loop, Q0  # noqa: E402
 from support.task_space import Circle, circle_stream, FREQUENCY, hand_positions, \
@@ -93,7 +94,7 @@ def test_impedance_static_push_moves_the_hand_by_its_compliance(loop, arm):
     settled = hand[t >= SETTLED]
     displacement = settled.mean(axis=0)
     expected = PUSH / IMPEDANCE_STIFFNESS[:3]
-    turned = max(np.linalg.norm(task.rotation_vector(T[:3, :3] @ start[:3, :3].T))
+    turned = max(np.linalg.norm(spatial.rotation_vector(T[:3, :3] @ start[:3, :3].T))
                  for T in rbd.link_pose(arm, q[t >= SETTLED], LINK))
     print('held before the push within %.2e mm; settled displacement %s mm, K^-1 F %s mm, '
           'ratio per axis %s; still moving by %.3f mm; turned by %.2e rad'

@@ -15,6 +15,7 @@ rclpy = pytest.importorskip('rclpy')
 geometry_msgs = pytest.importorskip('geometry_msgs.msg')
 
 import rbd_dynamics as rbd  # noqa: E402
+from rbd_dynamics import spatial  # noqa: E402
 from rbd_dynamics.control import task  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from support import TOL  # noqa: E402
@@ -96,7 +97,7 @@ def _until(peer, model, q, qd, expect, timeout=120.0):
 
 def _held(model, q):
     T = rbd.link_pose(model, q, LINK)
-    return T[:3, 3], task.matrix_quaternion(T[:3, :3])
+    return T[:3, 3], spatial.matrix_to_quaternion(T[:3, :3])
 
 
 def test_the_task_output_over_topics(task_node, model):
@@ -123,7 +124,7 @@ def test_the_task_output_over_topics(task_node, model):
     position, quaternion = _held(model, q)
     axis = np.array([0.2, -0.6, 0.7]) / np.linalg.norm([0.2, -0.6, 0.7])
     R = rbd.spatial.axis_angle_to_matrix(axis, 0.03) @ rbd.link_pose(model, q, LINK)[:3, :3]
-    target = (position + [0.01, -0.005, 0.02], task.matrix_quaternion(R))
+    target = (position + [0.01, -0.005, 0.02], spatial.matrix_to_quaternion(R))
     peer.pose(*target)
     expect = task.task_torques(model, q, zero, LINK, *target, stiffness=STIFFNESS)
     command, error = _until(peer, model, q, zero, expect.torque, 20.0)

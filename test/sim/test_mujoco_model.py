@@ -231,8 +231,10 @@ def test_bad_payload_is_refused():
         mujoco_model.set_payload(sim, -1.0)
     with pytest.raises(ValueError, match='expected 6'):
         mujoco_model.set_payload(sim, 1.0, inertia=[1.0, 1.0, 1.0])
-    with pytest.raises(ValueError, match='negative principal'):
+    with pytest.raises(ValueError, match='not positive semi-definite'):
         mujoco_model.set_payload(sim, 1.0, inertia=[1.0, 0.0, 0.0, -1.0, 0.0, 1.0])
+    with pytest.raises(ValueError, match='triangle inequality'):  # no body has these moments
+        mujoco_model.set_payload(sim, 1.0, inertia=[1.0, 0.0, 0.0, 0.2, 0.0, 0.2])
 
 
 def _two_joints(limit_a, limit_b, extra=''):

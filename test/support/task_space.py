@@ -16,6 +16,7 @@ import math
 from geometry_msgs.msg import PoseStamped, TwistStamped
 import numpy as np
 import rbd_dynamics as rbd
+from rbd_dynamics import spatial
 from rbd_dynamics.control import task
 from rbd_dynamics.ros.demo_setup import JOINTS, Q0
 from rbd_dynamics.sim import mujoco_model
@@ -70,7 +71,7 @@ ARM = slice(0, 7)
 
 def quaternion_of(R):
     """Return the unit quaternion ``[x, y, z, w]`` of a rotation matrix ``R`` (3×3)."""
-    return task.matrix_quaternion(np.asarray(R, dtype=float))
+    return spatial.matrix_to_quaternion(np.asarray(R, dtype=float))
 
 
 class Circle:
