@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The library tests on Ubuntu 22.04's (ROS 2 Humble's) versions: Python 3.10, NumPy 1.21.5,
 # numba 0.55.2. No ROS here (Humble has no wheels in the Python registry), so only the layers
-# without ROS run (RBD_HUMBLE_TESTS, default test/library test/compiled test/law test/tools
-# test/identification); what their modules miss here skips, and RBD_ALLOWED_MISSING tells test/conftest.py which missing test
-# dependencies are expected in this run. Pinocchio has no build for NumPy 1.21, so the
+# without ROS run (RBD_HUMBLE_TESTS, default test/library test/compiled test/control
+# test/analysis test/world test/identification); what their modules miss here skips, and
+# RBD_ALLOWED_MISSING tells test/conftest.py which missing test dependencies are expected in
+# this run. Pinocchio has no build for NumPy 1.21, so the
 # cross-check against it skips too. numba's cache is filled once before the two pytest-xdist
 # workers start, so they load the compiled kernels rather than each compile them.
 #
@@ -60,5 +61,5 @@ cd "$repo"
 export RBD_ALLOWED_MISSING="rclpy,std_msgs,sensor_msgs,geometry_msgs,trajectory_msgs,diagnostic_msgs,std_srvs,pinocchio,pin,mujoco,matplotlib,psutil,rosbags,yaml,scipy,cvxpy,ament_flake8,ament_pep257"
 # numba's on-disk cache, filled once before the workers start (each would compile otherwise)
 (cd /tmp && "$venv/bin/python" -m rbd_dynamics precompile)
-read -r -a tests <<<"${RBD_HUMBLE_TESTS:-test/library test/compiled test/law test/tools test/identification}"
+read -r -a tests <<<"${RBD_HUMBLE_TESTS:-test/library test/compiled test/control test/analysis test/world test/identification}"
 exec "$venv/bin/pytest" -n "${RBD_TEST_WORKERS:-2}" "${tests[@]}" "$@"

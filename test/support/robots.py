@@ -98,6 +98,15 @@ def robots_directory():
     return None
 
 
+def ur10_path():
+    """Return example-robot-data's UR10 description (skip the test where it is not installed)."""
+    import pytest
+    root = robots_directory()
+    if root is None:
+        pytest.skip('example-robot-data is not installed')
+    return os.path.join(root, 'ur_description', 'urdf', 'ur10_robot.urdf')
+
+
 def all_urdfs():
     """Every URDF example-robot-data ships (absolute paths, sorted), broken ones included."""
     root = robots_directory()
