@@ -19,6 +19,7 @@ from .. import world as collision
 from ..analysis import AnalysisError, exit_code, require
 from ..identification import excite
 from ..identification.fit import DEFAULT_MAX_CONDITION, NotExcitedError
+from ..parsers.urdf import joint_limits
 
 FILE_NAME = 'excitation.yaml'
 
@@ -134,7 +135,7 @@ def _held(args, model, text):
         return text, model, args.start, {}
     if len(held) == model.nv:
         raise AnalysisError('--hold holds every joint: nothing is left to move')
-    limits = excite.urdf_limits(text)
+    limits = joint_limits(text)
     for name, value in held.items():
         lower, upper, _ = limits.get(name, (None, None, None))
         if (lower is not None and value < lower) or (upper is not None and value > upper):

@@ -21,12 +21,12 @@ from .common import add_recording_options, holds, recordings_parser, robot_and_b
 from ..analysis import AnalysisError, exit_code, require
 from ..analysis.robot import load_description
 from ..identification import hold
-from ..identification.excite import urdf_limits
 from ..identification.payload import estimate, joint_columns, NotDeterminedError, \
     sensor_columns
 from ..identification.recordings import held_model, read_states, recording
 from ..identification.units import read_drive
 from ..identification.writeback import yaml_number
+from ..parsers.urdf import joint_limits
 
 FILE_NAME = 'payload.yaml'
 #: A mass within this many standard deviations of zero is no payload: refused (exit 3).
@@ -140,7 +140,7 @@ def _from_efforts(args, model, text, bags):
     from ..drive import drive_torques
     from ..dynamics import rnea
     states = [read_states(b, args.topic, model) for b in bags]
-    held = hold.choose(model, urdf_limits(text), states, holds(args.hold))
+    held = hold.choose(model, joint_limits(text), states, holds(args.hold))
     described = model
     if held:
         model = held_model(text, held, args.root_link)

@@ -37,7 +37,7 @@ from .columns import Layout
 from ..analysis import AnalysisError
 from ..drive import COULOMB_VELOCITY, drive_torques
 from ..dynamics import rnea
-from ..parsers.urdf import parse_xml
+from ..parsers.urdf import joint_limits
 
 #: Default length of the excitation [s] and of one period of its series at most [s].
 DEFAULT_DURATION = 20.0
@@ -93,26 +93,6 @@ class Limits:
         self.velocity, self.acceleration, self.effort = velocity, acceleration, effort
 
 
-def urdf_limits(urdf_text):
-    """Joint name -> ``(lower, upper, velocity)`` of each ``<limit>`` (``None`` where absent)."""
-    root = parse_xml(urdf_text)
-    out = {}
-    for element in root.children:
-        if element.tag != 'joint':
-            continue
-        limit = element.find('limit')
-        values = []
-        for attr in ('lower', 'upper', 'velocity'):
-            text = None if limit is None else limit.attrib.get(attr)
-            try:
-                value = float(text) if text is not None else None
-            except ValueError:
-                value = None
-            values.append(value if value is not None and math.isfinite(value) else None)
-        out[element.attrib.get('name')] = tuple(values)
-    return out
-
-
 def joint_ranges(model, urdf_text, start=None):
     """
     Return ``(lower, upper, velocity)``, each ``(nv,)``, of the independent joints.
@@ -121,7 +101,7 @@ def joint_ranges(model, urdf_text, start=None):
     :data:`UNLIMITED_RANGE` for a joint without one; 0 for ``start`` ``None``) and velocity
     limit (``inf`` where none).
     """
-    given = urdf_limits(urdf_text)
+    given = joint_limits(urdf_text)
     nv = model.nv
     start = np.zeros(nv) if start is None else start
     lower, upper, velocity = np.empty(nv), np.empty(nv), np.full(nv, np.inf)

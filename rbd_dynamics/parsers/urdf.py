@@ -11,6 +11,7 @@ is parsed defensively: its size is bounded (``max_bytes``), entity declarations 
 nesting is bounded. Every problem raises :class:`UrdfError` naming the element.
 """
 
+import math
 import xml.parsers.expat
 
 import numpy as np
@@ -252,6 +253,30 @@ def _read_joint(desc, element):
                    friction=_scalar(dynamics, 'friction', 0.0, where + ' dynamics'),
                    lower=_scalar(limit, 'lower', None, where + ' limit'),
                    upper=_scalar(limit, 'upper', None, where + ' limit'))
+
+
+def joint_limits(text):
+    """
+    Return ``{joint: (lower, upper, velocity)}`` of each joint's ``<limit>`` in a URDF text.
+
+    A value that is absent or not a finite number is ``None`` (the text's structure is checked
+    by :func:`parse_urdf`; this reads what a tool may use of it, the velocity limit too).
+    """
+    out = {}
+    for element in parse_xml(text).children:
+        if element.tag != 'joint':
+            continue
+        limit = element.find('limit')
+        values = []
+        for attr in ('lower', 'upper', 'velocity'):
+            raw = None if limit is None else limit.attrib.get(attr)
+            try:
+                value = float(raw) if raw is not None else None
+            except ValueError:
+                value = None
+            values.append(value if value is not None and math.isfinite(value) else None)
+        out[element.attrib.get('name')] = tuple(values)
+    return out
 
 
 def parse_urdf(text, max_bytes=MAX_DESCRIPTION_BYTES):

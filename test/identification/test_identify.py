@@ -377,7 +377,7 @@ def test_identify_writes_a_description_urdfdom_reads(arm, bags, tmp_path, capsys
     # every step that can take long says so as it starts, and nothing is doubted
     steps = re.findall(r'^identify: (\w+ \w+)', stderr, re.M)
     assert steps == ['reading 2', 'choosing the', 'identifying the', 'solving for',
-                     'validating and'], stderr
+                     'validating the', 'writing into'], stderr
     assert 'condition number' in stdout and 'undetermined' in stdout
     assert 'moving states only' in stdout and 'left out of the fit' in stdout
     assert 'link1: m mcx mcy mcz ixx ixy ixz iyy iyz' in stdout
@@ -440,6 +440,28 @@ def test_identify_writes_a_description_urdfdom_reads(arm, bags, tmp_path, capsys
     header = (out / 'identification.csv').read_text().split('\n', 1)[0].split(',')
     assert header[:4] == ['time', 'measured.joint1', 'description.joint1',
                           'identified.joint1']
+
+
+def test_identify_is_one_library_call_that_writes_nothing(arm, bags, tmp_path, monkeypatch):
+    """The pipeline the command runs, called as a script would: a result, and no file."""
+    from rbd_dynamics.identification.pipeline import identify, Settings
+    from rbd_dynamics.identification.report import rms_errors
+    text, nominal = arm[:2]
+    monkeypatch.chdir(tmp_path)
+    steps = []
+    found = identify(Settings(text, rbd.Model.from_urdf(text), [bags['fit']], [bags['check']]),
+                     step=steps.append)
+    assert os.listdir(tmp_path) == []
+    assert steps[0] == 'reading 2 recordings' and steps[-1] == 'validating the identified model'
+    assert sorted(found.files(100)) == sorted(OUTPUTS)
+    assert found.model.joint_names == nominal.joint_names and not found.held
+    assert found.window in (0.05, 0.1, 0.2, 0.4) and set(found.windows) == {0.05, 0.1, 0.2, 0.4}
+    # the identified model predicts the validation recording better than the description
+    effort, before, after = (np.sqrt((e ** 2).sum()) for e in rms_errors(found.rows, nominal.nv))
+    assert after < 0.5 * before and found.warnings() == []
+    model = rbd.Model.from_urdf(found.identified_text, compiled=False)
+    np.testing.assert_allclose(model.inertial_parameters(),
+                               found.identified_model.inertial_parameters(), atol=1e-12)
 
 
 def test_a_solve_that_does_not_converge_exits_1_and_writes_nothing(bags, tmp_path, capsys):
