@@ -170,8 +170,8 @@ class Result:
         Each the RMS of measured minus predicted effort over every joint and state, as a share
         of the RMS effort (the figures of the command's summary).
         """
-        effort, before, after = (np.sqrt((e ** 2).sum()) for e in rms_errors(self.rows,
-                                                                              self.model.nv))
+        errors = rms_errors(self.rows, self.model.nv)
+        effort, before, after = (np.sqrt((e ** 2).sum()) for e in errors)
         return before / effort, after / effort
 
     def warnings(self):
