@@ -31,6 +31,7 @@ LAYERS = (
     ('analysis', 'sim'),
     ('world',),
     ('identification',),
+    ('excitation',),
     ('ros', 'cli'),
     ('__main__',),
 )

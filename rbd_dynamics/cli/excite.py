@@ -2,8 +2,9 @@
 ``python -m rbd_dynamics excite ROBOT [name:=value ...] [--duration S] [--start Q ...]``.
 
 (``[--out DIR]`` and the options of ``--help``.)
-Designs an excitation (:mod:`.excite`) and writes ``DIR/excitation.yaml``. Exit codes: 0
-written, 1 unusable input (description, start pose, limits; the message names the problem),
+Designs an excitation (:mod:`rbd_dynamics.excitation`) and writes ``DIR/excitation.yaml``.
+Exit codes: 0 written, 1 unusable input (description, start pose, limits; the message names
+the problem),
 2 a command line that does not parse, 3 the motion designed does not determine the base
 parameters as ``identify`` requires (its condition number over
 :data:`~.fit.DEFAULT_MAX_CONDITION`; the message says why, nothing is written).
@@ -15,9 +16,8 @@ import sys
 
 import numpy as np
 
-from .. import world as collision
+from .. import excitation as excite, world as collision
 from ..analysis import AnalysisError, exit_code, require
-from ..identification import excite
 from ..identification.fit import DEFAULT_MAX_CONDITION, NotExcitedError
 from ..parsers.urdf import joint_limits
 

@@ -14,8 +14,9 @@ parameter and drive columns, their names and the one definition of the base para
 physically consistent parameters; cvxpy), :mod:`.hold` (joints held where a recording leaves
 them), :mod:`.recordings` (reading, merging and splitting the recordings), :mod:`.report`
 (errors, summary, CSV, plot), :mod:`.writeback` (``identified.urdf``, ``drive.yaml``),
-:mod:`.blas` (one BLAS thread for the small factorisations), :mod:`.excite` (the excitation's
-design); the commands that drive them are in :mod:`rbd_dynamics.cli`.
+:mod:`.blas` (one BLAS thread for the small factorisations), :mod:`.pipeline` (identification
+as one call); the excitation's design is :mod:`rbd_dynamics.excitation`, the commands that
+drive them :mod:`rbd_dynamics.cli`.
 SciPy and cvxpy are imported where they are used: importing this package needs NumPy only.
 """
 

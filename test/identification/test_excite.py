@@ -111,7 +111,8 @@ def test_excitation_within_every_limit_at_rest_at_both_ends(tight_arm, designed)
     assert (np.abs(tau) / effort).max() > 0.5
     # every arm joint moves, and the printed condition number is that of the motion written
     assert np.ptp(q[:, arm], axis=0).min() > 0.1
-    from rbd_dynamics.identification import excite, Layout
+    from rbd_dynamics import excitation as excite
+    from rbd_dynamics.identification import Layout
     layout = Layout(model)
     W = layout.columns(q, qd, qdd)[..., excite.excited_columns(layout)]
     assert abs(excite.condition_number(W) - cond) < 1e-3 * cond
@@ -200,7 +201,8 @@ def test_excite_and_identify_share_the_base_parameters(tight_arm):
     (:class:`~rbd_dynamics.identification.Layout`): the same columns, the same base columns,
     the same combinations ``K`` folded into them.
     """
-    from rbd_dynamics.identification import excite, Layout
+    from rbd_dynamics import excitation as excite
+    from rbd_dynamics.identification import Layout
     model = rbd.Model.from_urdf_file(tight_arm, compiled=False)
     result = excite.design(model, open(tight_arm).read(), duration=2.0, harmonics=2,
                            iterations=1)

@@ -14,8 +14,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 import rbd_dynamics as rbd
-from rbd_dynamics import world as collision
-from rbd_dynamics.identification import excite
+from rbd_dynamics import excitation as excite, world as collision
 from rbd_dynamics.resources import demo_urdf_path
 
 from support.robots import robots_directory, ur10_path

@@ -23,7 +23,8 @@ yaml = pytest.importorskip('yaml')
 import rbd_dynamics as rbd  # noqa: E402
 from rbd_dynamics.analysis.differentiate import DEFAULT_WINDOW  # noqa: E402
 from rbd_dynamics.cli import identify as identify_cli  # noqa: E402
-from rbd_dynamics.identification import DEFAULT_MIN_SPEED, excite, recordings  # noqa: E402
+from rbd_dynamics import excitation as excite  # noqa: E402, I100
+from rbd_dynamics.identification import DEFAULT_MIN_SPEED, recordings  # noqa: E402
 from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
 from support.identification import write_joint_states  # noqa: E402
 from support.sim import JOINTS, Q0  # noqa: E402

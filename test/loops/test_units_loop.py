@@ -27,7 +27,8 @@ pytest.importorskip('yaml')
 
 import rbd_dynamics as rbd  # noqa: E402
 from rbd_dynamics.cli import identify as identify_cli, payload as payload_cli  # noqa: E402
-from rbd_dynamics.identification import excite, hold  # noqa: E402
+from rbd_dynamics import excitation as excite  # noqa: E402, I100
+from rbd_dynamics.identification import hold  # noqa: E402
 from rbd_dynamics.resources import demo_urdf_path  # noqa: E402
 from support.identification import read_parameters_file, write_joint_states  # noqa: E402
 from support.sim import JOINTS, Q0  # noqa: E402
