@@ -354,7 +354,7 @@ class _Beyond:
     """
     The bodies at and beyond a link, for :func:`payload_wrench`.
 
-    One per link and :class:`~rbd_dynamics.model.RuntimeState`, cached in its ``beyond``.
+    One per link and :class:`~rbd_dynamics.runtime.RuntimeState`, cached in its ``beyond``.
 
     Attributes
     ----------

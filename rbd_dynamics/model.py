@@ -32,36 +32,22 @@ Body ``i`` is the child link of the i-th moving joint; the root link and the lin
 form the (immobile) base, number ``-1``.
 """
 
-import math
 import os
 import sys
 import threading
-import types
 import warnings
 
 import numpy as np
 
 from .dynamics import use_compiled_path
-from .joints import JointModel
 from .parsers.description import Description, UrdfError
 from .parsers.files import read_description_file
 from .parsers.urdf import MAX_DESCRIPTION_BYTES, parse_urdf
 from .parsers.urdf_parser_py import description_from_urdf_robot
-from .spatial import (frame_transform, inertia_problem, inertia_tensor, parameters_from_spatial,
-                      rpy_to_matrix, spatial_inertia)
-
-
-class DescriptionWarning(UserWarning):
-    """
-    Something in a usable description is ignored or doubtful.
-
-    For example a ``<mimic>`` on a fixed joint; the model loads and lists the message in
-    ``model.warnings``.
-    """
-
-
-class InertiaWarning(DescriptionWarning):
-    """A link inertia is finite but not physically consistent."""
+from .runtime import Payload, RuntimeState
+from .spatial import parameters_from_spatial, spatial_inertia
+from .tree import build_bodies, build_drive, build_inertias, build_mimic, build_tree, \
+    DescriptionWarning, InertiaWarning, listing, subtree
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -166,16 +152,17 @@ class Model:
         self.name = description.name
         # Each step sets the public attributes it defines and returns what a later step needs;
         # the steps collect their warnings, issued together once the model is whole.
-        parent_joint = self._build_tree(description, root_link)
-        self._build_bodies(parent_joint)
-        notes, v_index = self._build_mimic(description)
-        self._build_drive(description, v_index)
-        notes += self._build_inertias(description)
+        parent_joint = build_tree(self, description, root_link)
+        build_bodies(self, parent_joint)
+        notes, v_index = build_mimic(self, description)
+        build_drive(self, description, v_index)
+        notes += build_inertias(self, description)
         self.warnings = tuple(message for message, _ in notes)
         for message, category in notes:
             _warn_caller(message, category)
         self._writer = threading.Lock()
-        self.runtime = RuntimeState(self._urdf_inertia, self._urdf_link_inertia, {}, None)
+        self.runtime = RuntimeState(self.description_inertia, self.description_link_inertia, {},
+                                    None)
         if compiled:
             self.compile()
 
@@ -278,8 +265,8 @@ class Model:
                 payloads.pop(link, None)
             else:
                 payloads[link] = payload
-            link_inertia = dict(self._urdf_link_inertia)
-            inertia = self._urdf_inertia.copy()
+            link_inertia = dict(self.description_link_inertia)
+            inertia = self.description_inertia.copy()
             for name, item in payloads.items():
                 X = self.link_X[name]
                 extra = X.T @ spatial_inertia(item.mass, item.com, item.inertia) @ X
@@ -297,9 +284,9 @@ class Model:
             if self.runtime.payloads:
                 packed = self.runtime.packed
                 if packed is not None:
-                    packed = packed.with_inertia(self._urdf_inertia)
-                self.runtime = RuntimeState(self._urdf_inertia, self._urdf_link_inertia, {},
-                                            packed)
+                    packed = packed.with_inertia(self.description_inertia)
+                self.runtime = RuntimeState(self.description_inertia,
+                                            self.description_link_inertia, {}, packed)
 
     # Construction ------------------------------------------------------------------------------
 
@@ -387,181 +374,6 @@ class Model:
         return cls.from_urdf(data, gravity=gravity, root_link=root_link, max_bytes=max_bytes,
                              compiled=compiled)
 
-    def _build_tree(self, desc, root_link):
-        children = {name: [] for name in desc.links}
-        parent_joint = {}
-        for joint in desc.joints.values():
-            for role, link in (('parent', joint.parent), ('child', joint.child)):
-                if link not in desc.links:
-                    raise UrdfError('joint %r: %s link %r is not defined'
-                                    % (joint.name, role, link))
-            if joint.child in parent_joint:
-                raise UrdfError('link %r is the child of two joints, %r and %r'
-                                % (joint.child, parent_joint[joint.child].name, joint.name))
-            parent_joint[joint.child] = joint
-            children[joint.parent].append(joint)
-
-        roots = [name for name in desc.links if name not in parent_joint]
-        reached = set()
-        for root in roots:
-            reached.update(_subtree(root, children))
-        if len(reached) != len(desc.links):
-            loop = [name for name in desc.links if name not in reached]
-            raise UrdfError('the joints form a cycle through links %s' % ', '.join(loop[:10]))
-        if root_link is None or root_link == '':
-            if len(roots) > 1:
-                raise UrdfError('the description has %d root links (%s); a URDF has one root '
-                                '(root_link can select a sub-tree)'
-                                % (len(roots), ', '.join(roots[:10])))
-            root_link = roots[0]
-        elif root_link not in desc.links:
-            raise UrdfError('root_link %r is not a link of the description; links: %s'
-                            % (root_link, _listing(desc.links)))
-        self.root_link = root_link
-        self._children = children  # (subtree_links)
-        self.link_names = tuple(_subtree(root_link, children))
-        return parent_joint
-
-    def _build_bodies(self, parent_joint):
-        link_body = {self.root_link: -1}
-        link_X = {self.root_link: np.eye(6)}
-        parent, joints, xtree, body_joint_names, body_links = [], [], [], [], []
-        for link in self.link_names[1:]:
-            joint = parent_joint[link]
-            p_body = link_body[joint.parent]
-            # parent-body coordinates -> joint frame coordinates
-            X = frame_transform(rpy_to_matrix(joint.rpy), joint.xyz) @ link_X[joint.parent]
-            if joint.jtype == 'fixed':
-                link_body[link] = p_body
-                link_X[link] = X
-                continue
-            link_body[link] = len(parent)
-            link_X[link] = np.eye(6)
-            parent.append(p_body)
-            joints.append(JointModel(joint.jtype, joint.axis, joint.pitch))
-            xtree.append(X)
-            body_joint_names.append(joint.name)
-            body_links.append(link)
-        self.nb = len(parent)
-        self.parent = np.array(parent, dtype=np.int64).reshape(self.nb)
-        self.joints = tuple(joints)
-        self.Xtree = np.array(xtree, dtype=float).reshape(self.nb, 6, 6)
-        self.body_joint_names = tuple(body_joint_names)
-        self.body_links = tuple(body_links)
-        self.link_body = link_body
-        self.link_X = link_X
-        self.q_start = np.cumsum([0] + [j.nq for j in joints])[:-1].astype(np.int64)
-        self.v_start = np.cumsum([0] + [j.nv for j in joints])[:-1].astype(np.int64)
-        self.nqf = int(sum(j.nq for j in joints))
-        self.nvf = int(sum(j.nv for j in joints))
-
-    def _build_mimic(self, desc):
-        body_of_joint = {name: b for b, name in enumerate(self.body_joint_names)}
-        notes = []
-        mimic = {}
-        for joint in desc.joints.values():
-            if joint.mimic is None:
-                continue
-            if joint.name not in body_of_joint:
-                if joint.jtype == 'fixed' and joint.child in self.link_body:
-                    notes.append(('joint %r is fixed; its <mimic> is ignored' % joint.name,
-                                  DescriptionWarning))
-                continue
-            if self.joints[body_of_joint[joint.name]].nv != 1:
-                raise UrdfError('joint %r: only 1-DoF joints can mimic, it is %s'
-                                % (joint.name, joint.jtype))
-            chain = [joint.name]
-            multiplier, offset = 1.0, 0.0
-            current = joint
-            while current.mimic is not None:
-                master, k, o = current.mimic
-                if master not in desc.joints:
-                    raise UrdfError('joint %r: mimics joint %r, which is not defined'
-                                    % (current.name, master))
-                if master in chain:
-                    raise UrdfError('mimic loop: %s' % ' -> '.join(chain + [master]))
-                if master not in body_of_joint:
-                    why = ('a fixed joint' if desc.joints[master].jtype == 'fixed'
-                           else 'outside the model below root_link %r' % self.root_link)
-                    raise UrdfError('joint %r: mimics joint %r, which is %s'
-                                    % (current.name, master, why))
-                if self.joints[body_of_joint[master]].nv != 1:
-                    raise UrdfError('joint %r: mimics joint %r, which is not a 1-DoF joint'
-                                    % (current.name, master))
-                # q_joint = multiplier * q_current + offset and q_current = k q_master + o
-                multiplier, offset = multiplier * k, multiplier * o + offset
-                chain.append(master)
-                current = desc.joints[master]
-            mimic[joint.name] = (current.name, multiplier, offset)
-        self.mimic = mimic
-
-        independent = [b for b, name in enumerate(self.body_joint_names) if name not in mimic]
-        self.joint_names = tuple(self.body_joint_names[b] for b in independent)
-        self.joint_types = tuple(desc.joints[n].jtype for n in self.joint_names)
-        self.joint_nq = tuple(self.joints[b].nq for b in independent)
-        self.joint_nv = tuple(self.joints[b].nv for b in independent)
-        self.nq = int(sum(self.joint_nq))
-        self.nv = int(sum(self.joint_nv))
-        q_index = dict(zip(self.joint_names, np.cumsum((0,) + self.joint_nq)[:-1]))
-        v_index = dict(zip(self.joint_names, np.cumsum((0,) + self.joint_nv)[:-1]))
-
-        # qf = q[q_src] * q_mult + q_off;  vf = v[v_src] * v_mult;  tau = fold(tauf)
-        q_src, q_mult, q_off, v_src, v_mult = [], [], [], [], []
-        for b, name in enumerate(self.body_joint_names):
-            master, k, o = mimic.get(name, (name, 1.0, 0.0))
-            nq, nv = self.joints[b].nq, self.joints[b].nv
-            q_src.extend(range(q_index[master], q_index[master] + nq))
-            q_mult.extend([k] * nq)
-            q_off.extend([o] * nq)
-            v_src.extend(range(v_index[master], v_index[master] + nv))
-            v_mult.extend([k] * nv)
-        self.q_src = np.array(q_src, dtype=np.int64)
-        self.q_mult = np.array(q_mult, dtype=float)
-        self.q_off = np.array(q_off, dtype=float)
-        self.v_src = np.array(v_src, dtype=np.int64)
-        self.v_mult = np.array(v_mult, dtype=float)
-        self.has_mimic = bool(mimic)
-        return notes, v_index
-
-    def _build_drive(self, desc, v_index):
-        # The drive of a mimic joint moves with its master: its damping torque d k qd_master
-        # folds into the master as k^2 d, its Coulomb friction f sign(k qd) as |k| f.
-        # (a multi-DoF joint's value holds for each of its velocity coordinates)
-        for attr, name in (('effort', 'effort_limits'), ('damping', 'damping'),
-                           ('friction', 'friction')):
-            values = np.empty(self.nv)
-            for joint, nv in zip(self.joint_names, self.joint_nv):
-                values[v_index[joint]:v_index[joint] + nv] = getattr(desc.joints[joint], attr)
-            setattr(self, name, values)
-        for name, (master, k, _) in self.mimic.items():
-            i = v_index[master]
-            self.damping[i] += k * k * desc.joints[name].damping
-            self.friction[i] += abs(k) * desc.joints[name].friction
-        for array in (self.effort_limits, self.damping, self.friction):
-            array.setflags(write=False)
-
-    def _build_inertias(self, desc):
-        notes = []
-        inertia = np.zeros((self.nb, 6, 6))
-        link_inertia = {}
-        for name in self.link_names:
-            link = desc.links[name]
-            problem = inertia_problem(link.inertia)
-            if problem:
-                notes.append(('link %r: inertia %s' % (name, problem), InertiaWarning))
-            X = self.link_X[name]
-            # inertia of the link in its body's coordinates: X^T I X (Eq. 2.66)
-            body_inertia = X.T @ spatial_inertia(link.mass, link.com, link.inertia) @ X
-            link_inertia[name] = body_inertia
-            if self.link_body[name] >= 0:
-                inertia[self.link_body[name]] += body_inertia
-        inertia.setflags(write=False)
-        self._urdf_inertia = inertia
-        self._urdf_link_inertia = link_inertia
-        # a wrench in link coordinates, moved to body coordinates: f_B = X^T f_L
-        self.link_force_to_body = {name: X.T for name, X in self.link_X.items()}
-        return notes
-
     # Queries -------------------------------------------------------------------------------------
 
     def inertial_parameters(self):
@@ -584,136 +396,17 @@ class Model:
         """Raise :class:`UnknownLinkError` (a ``KeyError`` and ``ValueError``) for a non-link."""
         if link not in self.link_body:
             raise UnknownLinkError('unknown link %r; links of the model: %s'
-                                   % (link, _listing(self.link_names)))
+                                   % (link, listing(self.link_names)))
 
     def subtree_links(self, link):
         """Links at and beyond ``link`` (everything attached below it, through any joint)."""
         self.check_link(link)
-        return tuple(_subtree(link, self._children))
+        return tuple(subtree(link, self.link_children))
 
     def __repr__(self):
         return ('Model(%r, root_link=%r, nq=%d, nv=%d, bodies=%d, links=%d)'
                 % (self.name, self.root_link, self.nq, self.nv, self.nb, len(self.link_names)))
 
 
-class RuntimeState:
-    """
-    What changes in a model at runtime, as one value that is never modified.
-
-    :meth:`Model.set_payload`, :meth:`Model.clear_payloads` and :meth:`Model.compile` build a
-    new one and swap ``model.runtime`` under the model's writer lock; a reader takes
-    ``model.runtime`` once and computes with that one consistent set.
-
-    Attributes
-    ----------
-    inertia
-        ``(nb, 6, 6)`` body inertias with the payloads, model body coordinates (read-only).
-    link_inertia
-        link -> ``(6, 6)`` inertia of the link and its payload, in its body's coordinates.
-    payloads
-        read-only link -> :class:`Payload`.
-    packed
-        the compiled path's :class:`~.compiled.packed.PackedModel` holding ``inertia``, or
-        ``None`` (NumPy path).
-    eom_packed
-        ``packed`` where the equations of motion are compiled too (a numba that compiles them
-        in reasonable time, :data:`~rbd_dynamics.compiled.EOM_MIN_NUMBA`), else ``None``.
-    beyond
-        link -> what :func:`~rbd_dynamics.payload_wrench` needs of the bodies beyond it: a
-        cache filled on first use, each entry computed from this state's values alone (so a
-        race only computes an entry twice, equal).
-
-    """
-
-    __slots__ = ('inertia', 'link_inertia', 'payloads', 'packed', 'eom_packed', 'beyond')
-
-    def __init__(self, inertia, link_inertia, payloads, packed):
-        inertia.setflags(write=False)
-        self.inertia = inertia
-        self.link_inertia = types.MappingProxyType(dict(link_inertia))
-        self.payloads = types.MappingProxyType(dict(payloads))
-        self.packed = packed
-        self.eom_packed = packed if packed is not None and packed.eom_compiled else None
-        self.beyond = {}
-
-    def replace(self, packed):
-        """Return the same state with another packed model (and a fresh cache)."""
-        return RuntimeState(self.inertia, self.link_inertia, self.payloads, packed)
-
-
-class Payload:
-    """
-    A rigid payload held by a link (see :meth:`Model.set_payload`).
-
-    Attributes
-    ----------
-    mass
-        [kg].
-    com
-        ``(3,)`` centre of mass in the link frame [m].
-    inertia
-        ``(3, 3)`` rotational inertia about the centre of mass, link axes [kg m^2].
-
-    """
-
-    __slots__ = ('mass', 'com', 'inertia')
-
-    def __init__(self, mass, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
-        """
-        Check and keep the values.
-
-        Raises
-        ------
-        ValueError
-            a negative or non-finite value, or wrong sizes.
-
-        """
-        try:
-            mass = float(mass)
-            com = np.array(com, dtype=float).reshape(-1)
-            inertia = np.array(inertia, dtype=float)
-        except (TypeError, ValueError):
-            raise ValueError('payload: mass, com and inertia must be numbers') from None
-        if not (math.isfinite(mass) and mass >= 0.0):
-            raise ValueError('payload mass must be finite and >= 0, got %r' % mass)
-        if com.shape != (3,) or not np.isfinite(com).all():
-            raise ValueError('payload com must be 3 finite numbers, got %s' % com.tolist())
-        if inertia.shape == (6,):
-            inertia = inertia_tensor(inertia)
-        if inertia.shape != (3, 3) or not np.isfinite(inertia).all():
-            raise ValueError('payload inertia must be 6 finite numbers (ixx, ixy, ixz, iyy, '
-                             'iyz, izz), got %s' % inertia.reshape(-1).tolist())
-        problem = 'is not symmetric' if not np.allclose(inertia, inertia.T) \
-            else inertia_problem(inertia)
-        if problem:
-            raise ValueError('payload inertia %s: %s (a body has moments >= 0, none larger '
-                             'than the sum of the others)'
-                             % (problem, inertia.reshape(-1).tolist()))
-        self.mass = mass
-        self.com = com
-        self.inertia = inertia
-
-    def __repr__(self):
-        return 'Payload(mass=%r, com=%s, inertia=%s)' % (
-            self.mass, self.com.tolist(), self.inertia.tolist())
-
-
-def _subtree(root, children):
-    """Links of the sub-tree at ``root`` in depth-first pre-order, children in joint order."""
-    order = []
-    stack = [root]
-    while stack:
-        link = stack.pop()
-        order.append(link)
-        stack.extend(joint.child for joint in reversed(children[link]))
-    return order
-
-
-def _listing(names, limit=20):
-    names = list(names)
-    text = ', '.join(names[:limit])
-    return text + (', ... (%d in all)' % len(names) if len(names) > limit else '')
-
-
-__all__ = ['Description', 'InertiaWarning', 'Model', 'Payload', 'RuntimeState', 'UnknownLinkError',
-           'UrdfError']
+__all__ = ['Description', 'DescriptionWarning', 'InertiaWarning', 'Model', 'Payload',
+           'RuntimeState', 'UnknownLinkError', 'UrdfError']

@@ -23,7 +23,8 @@ PACKAGE = os.path.join(ROOT, 'rbd_dynamics')
 LAYERS = (
     ('spatial', 'drive', 'resources'),
     ('joints', 'compiled'),
-    ('parsers', 'dynamics', 'dispatch'),
+    ('parsers', 'dynamics', 'dispatch', 'runtime'),
+    ('tree',),
     ('model', 'eom'),
     ('frames', 'precompile'),
     ('__init__',),
