@@ -291,7 +291,9 @@ def law_times(urdf, count=3000):
     :func:`task_parameters` (and the observer), and the wrench estimate at
     ``contact.wrench_link``: ``{name: {'p50_us', 'p99_us'}}``.
     """
-    from rbd_dynamics.control.law import Config, Controller, Setup
+    from rbd_dynamics.control.config import Config
+    from rbd_dynamics.control.law import Controller
+    from rbd_dynamics.control.setup import Setup
     from rbd_dynamics.control.observer import wrench_at
     from rbd_dynamics.control.sensors import Sensor
     params = node_parameters(urdf)

@@ -19,8 +19,10 @@ import matplotlib
 import mujoco
 import numpy as np
 import rbd_dynamics as rbd
+from rbd_dynamics.control.config import Config
 from rbd_dynamics.control.desired import Desired
-from rbd_dynamics.control.law import Config, Controller, Setup
+from rbd_dynamics.control.law import Controller
+from rbd_dynamics.control.setup import Setup
 from rbd_dynamics.parsers.urdf import parse_urdf
 from rbd_dynamics.resources import demo_urdf_path
 from rbd_dynamics.ros.demo_setup import JOINTS, Q0, swing

@@ -2,7 +2,7 @@
 Contact thresholds calibrated from recorded free motions: the node's observer, run offline.
 
 The node's momentum observer (:class:`rbd_dynamics.control.observer.Observer`, with the node's
-own :class:`~rbd_dynamics.control.law.Setup`: its drive, effort scale and offset, and
+own :class:`~rbd_dynamics.control.setup.Setup`: its drive, effort scale and offset, and
 ``contact.drive``) runs over every joint state of the recordings, which hold the robot's
 motions *without* contact. What it gives there is what nothing touching the robot makes: model
 error, friction the model does not describe, noise. A threshold has to sit above it.
@@ -88,7 +88,7 @@ def residuals(setup, recording):
     """
     Run the node's observer over one recording: its residual ``(n, nv)``, model order.
 
-    ``setup`` the node's :class:`~rbd_dynamics.control.law.Setup` with the observer on;
+    ``setup`` the node's :class:`~rbd_dynamics.control.setup.Setup` with the observer on;
     ``recording`` a :class:`~rbd_dynamics.identification.recordings.Recording` (efforts in
     the driver's units, as the node receives them).
     """

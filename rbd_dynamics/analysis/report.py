@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..control.law import first_over_limit
+from ..control.setup import first_over_limit
 
 CSV_NAME = 'torques.csv'
 PNG_NAME = 'torques.png'
@@ -69,7 +69,7 @@ class TorqueTable:
         Find the first torque beyond its effort limit, as the node judges a trajectory.
 
         ``(row, joint index)`` of the first ``|tau|`` strictly over its effort limit, first
-        in time, then in joint order (:func:`rbd_dynamics.control.law.first_over_limit`), or
+        in time, then in joint order (:func:`rbd_dynamics.control.setup.first_over_limit`), or
         ``None`` (within the limits, or no limits known).
         """
         if self.effort_limits is None:

@@ -65,8 +65,9 @@ def node_parameters(path):
 
 
 def setups(model, params, gains):
-    """Return the node's :class:`~rbd_dynamics.control.law.Setup` with the observer, per gain."""
-    from ..control.law import Config, Setup
+    """Return the node's :class:`~rbd_dynamics.control.setup.Setup` with the observer, per gain."""
+    from ..control.config import Config
+    from ..control.setup import Setup
     out = []
     for gain in gains:
         values = dict(params, **{'contact.observer': True, 'contact.gain': gain,

@@ -3,10 +3,10 @@ Every parameter of the node, declared once: type, default, description, range an
 
 :data:`PARAMETERS` (and :func:`sensor_parameters` for each force/torque sensor) is the one table
 the node declares its parameters from and checks every change against, the torque law takes
-its defaults from (:data:`DEFAULTS`, :class:`~.law.Config`) and the tools read node parameter
+its defaults from (:data:`DEFAULTS`, :class:`Config`) and the tools read node parameter
 files with; :func:`check` is the only per-value validation. Checks that relate several
 parameters (a gain list against the number of joints) belong to
-:class:`rbd_dynamics.control.law.Setup`, which the node builds for every change. No ROS: the
+:class:`rbd_dynamics.control.setup.Setup`, which the node builds for every change. No ROS: the
 node maps each :attr:`Spec.ptype` to rclpy's type (:mod:`rbd_dynamics.ros.parameters`).
 
 The table is also the source of the documentation: ``python -m rbd_dynamics.control.config``
@@ -15,6 +15,8 @@ page and ``config/rbd_dynamics.yaml`` equal to it.
 """
 
 import math
+
+import numpy as np
 
 from .observer import REACTIONS
 from .task import DEFAULT_STIFFNESS, MODES
@@ -351,6 +353,113 @@ def markdown_table():
         meaning = meaning.replace('|', '\\|').replace('<', '&lt;').replace('>', '&gt;')
         rows.append('| `%s` | `%s` | %s |' % (spec.name, _markdown_value(spec.default), meaning))
     return '\n'.join(rows) + '\n'
+
+
+class Config:
+    """
+    The configuration a :class:`Setup` is built from (the node's parameters, by name).
+
+    Attributes
+    ----------
+    joints
+        output order; empty: the model's independent joints.
+    per_joint
+        name of :data:`PER_JOINT` -> list in ``joints`` order (empty: the default).
+    command_output
+        one of :data:`~.config.COMMAND_OUTPUTS`.
+    desired_timeout
+        [s]; 0: never expires.
+    drive_compensate
+        add the drive torques to the feedforward (the feedforward only: see
+        ``contact_drive`` for the observer).
+    drive_velocity
+        one of :data:`~.config.DRIVE_VELOCITIES`.
+    coulomb_velocity
+        width of the smooth sign [rad/s or m/s]: one for every joint, or a list in ``joints``
+        order.
+    clamp
+        clamp the command to the effort limits.
+    effort_rate
+        largest change of a command per second [N m/s]; 0: none.
+    contact_observer
+        run the momentum observer on the joint states that carry efforts.
+    contact_gain
+        the observer's bandwidth ``K`` [1/s], > 0.
+    contact_reaction
+        one of :data:`~.observer.REACTIONS`.
+    contact_drive
+        one of :data:`CONTACT_DRIVES`: the measured efforts include the drive's friction and
+        armature (``on``: efforts measured before the gear, motor current), or not (``off``:
+        a joint torque sensor after the gear); ``auto``: ``on`` when one of
+        :data:`DRIVE_LISTS` is given.
+    contact_wrench_link
+        link to estimate the external wrench at; '' for none.
+    task_link, task_mode, task_stiffness, task_damping, task_nullspace_stiffness
+        the task-space law (:class:`~.task.TaskSettings`); ``task_link`` '' for none.
+
+    """
+
+    def __init__(self, joints=(), **settings):
+        self.joints = tuple(joints)
+        per_joint = {name: settings.pop(name) for name in list(settings) if name in PER_JOINT}
+        self.per_joint = {name: list(per_joint.get(name, ())) for name in PER_JOINT}
+        unknown = set(settings) - set(SETTINGS)
+        if unknown:
+            raise TypeError('unknown settings: %s' % ', '.join(sorted(unknown)))
+        for attribute, name in SETTINGS.items():
+            setattr(self, attribute, settings.get(attribute, DEFAULTS[name]))
+        self.task_stiffness = tuple(self.task_stiffness)
+        self.task_damping = tuple(self.task_damping)
+
+    @classmethod
+    def from_parameters(cls, params):
+        """Build a configuration from parameters by their node names (``drive.viscous``...)."""
+        return cls(joints=params.get('joints', ()),
+                   **{name: params.get(name, ()) for name in PER_JOINT},
+                   **{attribute: params.get(name, DEFAULTS[name])
+                      for attribute, name in SETTINGS.items()})
+
+
+#: The settings of a :class:`Config` other than the joints and the per-joint lists: attribute ->
+#: the node parameter it holds (whose default in :data:`~.config.DEFAULTS` is its default).
+SETTINGS = {
+    'command_output': 'command_output',
+    'desired_timeout': 'desired_timeout',
+    'drive_compensate': 'drive.compensate',
+    'drive_velocity': 'drive.velocity',
+    'coulomb_velocity': 'drive.coulomb_velocity',
+    'clamp': 'limits.clamp',
+    'effort_rate': 'limits.effort_rate',
+    'contact_observer': 'contact.observer',
+    'contact_gain': 'contact.gain',
+    'contact_reaction': 'contact.reaction',
+    'contact_wrench_link': 'contact.wrench_link',
+    'contact_drive': 'contact.drive',
+    'task_link': 'task.link',
+    'task_mode': 'task.mode',
+    'task_stiffness': 'task.stiffness',
+    'task_damping': 'task.damping',
+    'task_nullspace_stiffness': 'task.nullspace_stiffness',
+}
+
+
+def check_lengths(config, count):
+    """
+    Say why the per-joint lists do not fit ``count`` joints.
+
+    Why the per-joint lists do not fit ``count`` joints, or ``''`` (``count`` ``None``: the
+    number of joints is not known yet).
+    """
+    if count is None:
+        return ''
+    for name, values in config.per_joint.items():
+        if len(values) not in (0, count):
+            return '%s has %d entries, joints has %d' % (name, len(values), count)
+    width = config.coulomb_velocity
+    if np.ndim(width) and len(width) != count:
+        return 'drive.coulomb_velocity has %d entries, joints has %d (give one width, or one ' \
+            'per joint)' % (len(width), count)
+    return ''
 
 
 if __name__ == '__main__':

@@ -164,7 +164,7 @@ class Observer:
         Parameters
         ----------
         setup
-            the :class:`~rbd_dynamics.control.law.Setup` (model, gain, thresholds, the drive
+            the :class:`~rbd_dynamics.control.setup.Setup` (model, gain, thresholds, the drive
             in the efforts).
         q, qd
             ``(nv,)`` measured state, model order.
@@ -261,7 +261,7 @@ def measured_torque(setup, qd, effort):
     Parameters
     ----------
     setup
-        the :class:`~rbd_dynamics.control.law.Setup`: ``observer_drive`` says whether the
+        the :class:`~rbd_dynamics.control.setup.Setup`: ``observer_drive`` says whether the
         efforts include the drive (``contact.drive``).
     qd
         ``(nv,)`` measured velocities, model order.
@@ -285,7 +285,7 @@ def inertia_times(setup, q, g, v, carried=(), at_rest=None):
     Parameters
     ----------
     setup
-        the :class:`~rbd_dynamics.control.law.Setup`.
+        the :class:`~rbd_dynamics.control.setup.Setup`.
     q
         ``(nv,)`` positions, model order.
     g

@@ -17,11 +17,12 @@ import time
 from typing import NamedTuple
 import warnings
 
+import numpy as np
 import rbd_dynamics as rbd
 from rbd_dynamics import compiled as compiled_kernels
 from rbd_dynamics.control import task
 from rbd_dynamics.control.joint_states import joint_state_problem, JointStateMerger
-from rbd_dynamics.control.law import describe_change, Setup
+from rbd_dynamics.control.setup import Setup
 
 from . import parameters
 
@@ -80,7 +81,7 @@ class ModelSource:
         params
             the node's parameters by name (see :meth:`configure`).
         config
-            the :class:`~rbd_dynamics.control.law.Config` of those parameters.
+            the :class:`~rbd_dynamics.control.config.Config` of those parameters.
 
         """
         self._log = logger
@@ -404,3 +405,27 @@ def node_model(text, params):
     if problem:
         raise ValueError(problem)
     return model
+
+
+def model_mass(model):
+    """Total mass of the model's links and payloads [kg]."""
+    return float(sum(inertia[3, 3] for inertia in model.runtime.link_inertia.values()))
+
+
+def describe_change(old, new):
+    """Say what replacing model ``old`` by ``new`` changes, as a sentence, or ``''``."""
+    parts = []
+    added = [n for n in new.joint_names if n not in old.joint_names]
+    removed = [n for n in old.joint_names if n not in new.joint_names]
+    if added:
+        parts.append('joints added: %s' % ', '.join(added))
+    if removed:
+        parts.append('joints removed: %s' % ', '.join(removed))
+    old_mass, new_mass = model_mass(old), model_mass(new)
+    if abs(new_mass - old_mass) > 1e-9 * max(1.0, old_mass):
+        parts.append('total mass %.6g kg -> %.6g kg' % (old_mass, new_mass))
+    if not np.array_equal(old.gravity, new.gravity):
+        parts.append('gravity %s -> %s' % (old.gravity.tolist(), new.gravity.tolist()))
+    if not parts and old.joint_names != new.joint_names:
+        parts.append('joint order changed')
+    return '; '.join(parts)

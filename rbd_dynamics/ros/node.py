@@ -44,9 +44,11 @@ import numpy as np
 import rbd_dynamics as rbd
 from rbd_dynamics import compiled
 from rbd_dynamics.control import task
-from rbd_dynamics.control.law import check_lengths, Config, Controller, Setup
+from rbd_dynamics.control.config import check_lengths, Config
+from rbd_dynamics.control.law import Controller
 from rbd_dynamics.control.observer import wrench_at
 from rbd_dynamics.control.sensors import Sensor
+from rbd_dynamics.control.setup import Setup
 from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
                                 SetParametersResult)
 from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,

@@ -16,7 +16,8 @@ import sys
 import numpy as np
 import pytest
 import rbd_dynamics as rbd
-from rbd_dynamics.control.law import Config, Setup
+from rbd_dynamics.control.config import Config
+from rbd_dynamics.control.setup import Setup
 from rbd_dynamics.resources import demo_urdf_path
 
 yaml = pytest.importorskip('yaml')

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 import rbd_dynamics as rbd
+from rbd_dynamics.control.config import check_lengths, Config
 from rbd_dynamics.control.desired import Desired
-from rbd_dynamics.control.law import (check_lengths, Config, Controller, describe_change,
-                                      first_over_limit, Setup)
+from rbd_dynamics.control.law import Controller
 from rbd_dynamics.control.sensors import Sensor
+from rbd_dynamics.control.setup import first_over_limit, Setup
 
 NS = 1_000_000_000
 
@@ -147,18 +148,6 @@ def test_wrenches_tare_and_compensation(model):
         Controller.reading_link(Sensor('plain'), 'nope', model)
     with pytest.raises(ValueError, match='empty header.frame_id'):
         Controller.reading_link(Sensor('plain'), '', model)
-
-
-def test_describe_change(urdf):
-    old = rbd.Model.from_urdf(urdf, compiled=False)
-    new = rbd.Model.from_urdf(urdf.replace('<mass value="0.6"/>', '<mass value="1.6"/>'),
-                              compiled=False)
-    text = describe_change(old, new)
-    assert 'total mass' in text and '-> ' in text
-    cut = rbd.Model.from_urdf(urdf, root_link='link3', compiled=False)
-    text = describe_change(old, cut)
-    assert 'joints removed: joint1, joint2, joint3' in text
-    assert describe_change(old, rbd.Model.from_urdf(urdf, compiled=False)) == ''
 
 
 def test_first_over_limit_is_first_in_time_then_in_joint_order():

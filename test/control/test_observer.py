@@ -7,10 +7,12 @@ import numpy as np
 import pytest
 
 import rbd_dynamics as rbd
+from rbd_dynamics.control.config import Config
 from rbd_dynamics.control.desired import Desired
-from rbd_dynamics.control.law import Config, Controller, Setup
+from rbd_dynamics.control.law import Controller
 from rbd_dynamics.control.observer import chain_length, MAX_GAP, wrench_at
 from rbd_dynamics.control.sensors import Sensor
+from rbd_dynamics.control.setup import Setup
 from rbd_dynamics.resources import demo_urdf_path
 from support.robots import robots_directory
 from support.urdf_builders import scaled

@@ -13,8 +13,10 @@ import pytest
 import rbd_dynamics as rbd
 from rbd_dynamics import spatial
 from rbd_dynamics.control import task
-from rbd_dynamics.control.law import Config, Controller, Setup
+from rbd_dynamics.control.config import Config
+from rbd_dynamics.control.law import Controller
 from rbd_dynamics.control.sensors import Sensor
+from rbd_dynamics.control.setup import Setup
 from rbd_dynamics.drive import drive_torques
 from rbd_dynamics.resources import demo_urdf_path
 from rbd_dynamics.spatial import axis_angle_to_matrix

@@ -11,13 +11,14 @@ import time
 
 import pytest
 import rbd_dynamics as rbd
-from rbd_dynamics.control.law import Config
+from rbd_dynamics.control.config import Config
 
 pytest.importorskip('rclpy')  # (the parameter table's types)
 diagnostics = pytest.importorskip('rbd_dynamics.ros.diagnostics')  # (diagnostic_msgs)
 from rbd_dynamics.ros import parameters  # noqa: E402
 from rbd_dynamics.ros.executor import count_failure, FailureCounter  # noqa: E402
-from rbd_dynamics.ros.model_source import ModelSource, ModelStatus, node_model  # noqa: E402
+from rbd_dynamics.ros.model_source import describe_change, ModelSource, ModelStatus, \
+    node_model  # noqa: E402
 from support.urdf_builders import two_link  # noqa: E402
 
 URDF = two_link(1.0, 2.0, 0.5, 0.25, 0.25, 0.01, 0.02)
@@ -197,3 +198,15 @@ def test_count_failure_counts_on_the_node_counter_only():
     plain = Node(None)
     count_failure(plain, RuntimeError('boom'))
     assert plain.callback_failures is None
+
+
+def test_describe_change(urdf):
+    old = rbd.Model.from_urdf(urdf, compiled=False)
+    new = rbd.Model.from_urdf(urdf.replace('<mass value="0.6"/>', '<mass value="1.6"/>'),
+                              compiled=False)
+    text = describe_change(old, new)
+    assert 'total mass' in text and '-> ' in text
+    cut = rbd.Model.from_urdf(urdf, root_link='link3', compiled=False)
+    text = describe_change(old, cut)
+    assert 'joints removed: joint1, joint2, joint3' in text
+    assert describe_change(old, rbd.Model.from_urdf(urdf, compiled=False)) == ''
