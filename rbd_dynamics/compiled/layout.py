@@ -38,7 +38,7 @@ index to correct on each access, which halves the cost of a body.
 
 :func:`decode` is the one reader of this layout (:func:`decode_eom` of the equations of
 motion's part, which the RNEA's kernels do not read): :class:`~.packed.PackedModel` names its
-views with it, and the kernels read the model through the :class:`Layout` it returns
+views with it, and the kernels read the model through the :class:`BlobViews` it returns
 (compiled inline: :data:`~.jit.layout_of`). Nothing here needs numba.
 """
 
@@ -146,11 +146,11 @@ SWAP = np.block([[np.zeros((3, 3)), EYE3], [EYE3, np.zeros((3, 3))]])
 
 
 #: The named views of a blob (see :func:`decode`).
-Layout = collections.namedtuple('Layout', (
+BlobViews = collections.namedtuple('BlobViews', (
     'header', 'body_ints', 'q_src', 'v_src', 'gravity', 'q_mult', 'q_off', 'v_mult', 'body',
     'inertia', 'work', 'subspace', 'qf', 'vf', 'af', 'tauf', 'zero_v', 'spare'))
 #: The named views of the equations of motion's part of a blob (see :func:`decode_eom`).
-EomLayout = collections.namedtuple('EomLayout', (
+EomViews = collections.namedtuple('EomViews', (
     'column_parent', 'column_body', 'pose', 'column', 'links', 'forces'))
 
 
@@ -167,7 +167,7 @@ def rows(flat, count, width):
 
 def decode(blob):
     """
-    Return the :class:`Layout` of ``blob``: views, nothing copied.
+    Return the :class:`BlobViews` of ``blob``: views, nothing copied.
 
     The reader of the packed layout (with :func:`decode_eom` for the equations of motion's
     part), for the Python side and (compiled inline) for the kernels.
@@ -182,7 +182,7 @@ def decode(blob):
     b = HEADER + BODY_INTS * nb
     maps = blob[ints[o + R_MAPS]:ints[o + R_MAPS + 1]]
     scratch = blob[ints[o + R_SCRATCH]:ints[o + R_SCRATCH + 1]]
-    return Layout(
+    return BlobViews(
         ints[:HEADER], rows(ints[HEADER:b], nb, BODY_INTS), ints[b:b + nqf],
         ints[b + nqf:b + nqf + nvf],
         maps[MAP_GRAVITY:MAP_GRAVITY + 3], maps[MAP_Q_MULT:MAP_Q_MULT + nqf],
@@ -200,7 +200,7 @@ def decode(blob):
 
 def decode_eom(blob):
     """
-    Return the :class:`EomLayout` of ``blob``: views, nothing copied.
+    Return the :class:`EomViews` of ``blob``: views, nothing copied.
 
     Apart from :func:`decode`, whose views every RNEA call builds: each view costs the call a
     little, and the RNEA's kernels need none of these.
@@ -213,7 +213,7 @@ def decode_eom(blob):
     nqf = ints[H_NQF]
     nvf = ints[H_NVF]
     b = HEADER + BODY_INTS * nb + nqf + nvf
-    return EomLayout(
+    return EomViews(
         ints[b:b + nvf], ints[b + nvf:b + 2 * nvf],
         rows(blob[ints[o + R_POSE]:ints[o + R_POSE + 1]], nb, POSE_FLOATS),
         rows(blob[ints[o + R_COLUMN]:ints[o + R_COLUMN + 1]], nvf, COLUMN_FLOATS),

@@ -6,10 +6,10 @@ import numpy as np
 
 from . import EOM_AVAILABLE
 from .layout import (B_AXIS, B_E1, B_E2, B_ET, B_Q, B_RT, B_SA, B_SL, BI_JTYPE, BI_PARENT,
-                     BI_Q_START, BI_V_START, BODY_FLOATS, BODY_INTS, COLUMN_FLOATS, decode,
-                     decode_eom, EOM_ENTRIES, EomLayout, EYE3, F8, H_NB, H_NQ, H_NQF, H_NV, H_NVF,
-                     HEADER, IN_H, IN_MASS, IN_ROT, INERTIA_FLOATS, JT_HELICAL, JT_PLANAR,
-                     JT_PRISMATIC, JT_REVOLUTE, JTYPE_CODES, L_BODY, L_E, L_R, Layout, LINK_FLOATS,
+                     BI_Q_START, BI_V_START, BlobViews, BODY_FLOATS, BODY_INTS, COLUMN_FLOATS,
+                     decode, decode_eom, EOM_ENTRIES, EomViews, EYE3, F8, H_NB, H_NQ, H_NQF, H_NV,
+                     H_NVF, HEADER, IN_H, IN_MASS, IN_ROT, INERTIA_FLOATS, JT_HELICAL, JT_PLANAR,
+                     JT_PRISMATIC, JT_REVOLUTE, JTYPE_CODES, L_BODY, L_E, L_R, LINK_FLOATS,
                      MAP_Q_MULT, N_OFFSETS, ONE_DOF, POSE_FLOATS, REGIONS, rot6, SWAP, WORK_FLOATS,
                      z_to_axis)
 from .warm_up import CompileFirst, ENTRY
@@ -25,7 +25,7 @@ class PackedModel:
     blob
         the packed model and its workspace.
     layout
-        the :class:`Layout` (named views) of ``blob``; each of its fields is also an
+        the :class:`BlobViews` (named views) of ``blob``; each of its fields is also an
         attribute (``zero_v``: ``(nv,)`` zeros, ``inertia``: ``(nb, 10)``, ...).
     rotation
         ``(nb, 3, 3)`` ``Q`` of each body: model body coordinates = ``Q`` packed ones.
@@ -63,8 +63,8 @@ class PackedModel:
                  'source_inertia', 'zero_fext',
                  'rnea1', 'gravity1', 'body_force1', 'mass1', 'coriolis1', 'jacobian1',
                  'regressor1', 'pose1', 'acceleration1', 'task1', 'square_shape',
-                 'jacobian_shape', 'regressor_shape', 'eom_layout') + Layout._fields \
-        + EomLayout._fields
+                 'jacobian_shape', 'regressor_shape', 'eom_layout') + BlobViews._fields \
+        + EomViews._fields
 
     def __init__(self, model, inertia=None):
         """
@@ -178,10 +178,10 @@ class PackedModel:
     def _views(self):
         """Name the views of ``blob``: ``layout`` and an attribute for each of its fields."""
         self.layout = decode(self.blob)
-        for name, view in zip(Layout._fields, self.layout):
+        for name, view in zip(BlobViews._fields, self.layout):
             setattr(self, name, view)
         self.eom_layout = decode_eom(self.blob)
-        for name, view in zip(EomLayout._fields, self.eom_layout):
+        for name, view in zip(EomViews._fields, self.eom_layout):
             setattr(self, name, view)
 
     def pack_inertia(self, inertia):
