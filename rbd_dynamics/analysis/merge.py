@@ -199,8 +199,8 @@ def merge_joint_states(groups, model, max_gap=DEFAULT_MAX_GAP, hold=None):
                                               or 'no joints'))
     missing = [n for n in names if n not in recorded and n not in hold]
     if missing:
-        raise AnalysisError('joint(s) %s never appear in the joint states (hold them with '
-                            '--hold NAME=VALUE)' % ', '.join(missing))
+        raise AnalysisError('joint(s) %s never appear in the joint states (hold them at a '
+                            'position)' % ', '.join(missing))
     live = [g for g in groups if set(g.names) & set(names)]
     origin_ns = int(min(g.stamp.min() for g in live))
     times = [(g.stamp - origin_ns) * 1e-9 for g in live]

@@ -84,11 +84,11 @@ def _analyse(command, args):
                             'not both')
     if command == 'bag' and args.effort_scale:  # before the bag: a bad file fails at once
         from ..identification.units import read_effort_scale
-        scale = read_effort_scale(args.effort_scale, model.joint_names)
+        scale = read_effort_scale(args.effort_scale, model.joint_names, '--effort-scale')
     if command == 'bag' and args.params_file:
         from ..identification.units import read_drive, scaled_joints
-        drive = read_drive(args.params_file, model)
-        covered = scaled_joints(args.params_file, model.joint_names)
+        drive = read_drive(args.params_file, model, '--params-file')
+        covered = scaled_joints(args.params_file, model.joint_names, '--params-file')
         scale = {name: k for name, k in zip(model.joint_names, drive['effort_scale'].tolist())
                  if covered is None or name in covered}
     if command == 'bag':

@@ -61,7 +61,7 @@ def node_parameters(path):
     if path is None:
         return {}
     from ..identification.units import flat_parameters
-    return flat_parameters(path)
+    return flat_parameters(path, '--params-file')
 
 
 def setups(model, params, gains):
@@ -103,7 +103,7 @@ def run(args, out=None):
                                         args.window, args.max_gap))
         except AnalysisError as err:
             raise AnalysisError(str(err).replace(
-                'record them too, or hold them with --hold NAME=VALUE',
+                'record them too, or hold them at a position',
                 'the observer needs every joint of the model with its effort')) from None
     sys.stderr.write('contact: the observer over %d states at %d gain%s ...\n'
                      % (sum(len(r) for r in recordings), len(gains),

@@ -167,6 +167,9 @@ def _run(args):
         result = excite.design(model, text, args.duration, start, args.harmonics,
                                args.period, args.margin, args.acceleration, args.iterations,
                                args.seed, progress=progress, collisions=world)
+    except excite.StartNotClearError as err:
+        raise AnalysisError('%s; a clear pose near it: --start %s' % (
+            err.reason, ' '.join('%.3f' % v for v in err.near))) from None
     finally:
         progress.finish()
     if not result.condition <= args.max_condition:

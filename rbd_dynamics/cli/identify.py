@@ -149,7 +149,7 @@ def run(args, out=None):
         raise AnalysisError('--load fixes the common factor of estimated scales: give it with '
                             '--effort-scale estimate')
     scales = args.effort_scale if estimating else read_effort_scale(
-        args.effort_scale, model.joint_names) if args.effort_scale else None
+        args.effort_scale, model.joint_names, '--effort-scale') if args.effort_scale else None
     settings = Settings(
         text, model, bags, validate, topic=args.topic, max_gap=args.max_gap, window=args.window,
         holds=holds(args.hold), root_link=args.root_link,

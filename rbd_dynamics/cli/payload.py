@@ -146,7 +146,7 @@ def _from_efforts(args, model, text, bags):
         model = held_model(text, held, args.root_link)
     fixed = (set(described.joint_names) | set(described.mimic)) \
         - set(model.joint_names) - set(model.mimic)
-    drive = read_drive(args.params_file, model)
+    drive = read_drive(args.params_file, model, '--params-file')
     if args.link not in model.link_body or model.link_body[args.link] < 0:
         raise AnalysisError('no recorded joint moves --link %s (held: %s)'
                             % (args.link, '; '.join(held.summary()) or 'none'))

@@ -27,7 +27,8 @@ effort limit`` sampled along the period. The result is checked on the written 10
 shrunk towards the start pose until every limit holds there too.
 """
 
-from .design import DEFAULT_DURATION, design, Excitation, ProgressLine, write_yaml
+from .design import DEFAULT_DURATION, design, Excitation, ProgressLine, StartNotClearError, \
+    write_yaml
 from .fourier import DEFAULT_HARMONICS, DEFAULT_PERIOD, FourierBasis
 from .limits import coverage_need, DEFAULT_MARGIN, excitation_limits, joint_ranges, Limits
 from .objective import condition_number, excited_columns, STEP
@@ -35,6 +36,6 @@ from .objective import condition_number, excited_columns, STEP
 __all__ = [
     'condition_number', 'coverage_need', 'DEFAULT_DURATION', 'DEFAULT_HARMONICS',
     'DEFAULT_MARGIN', 'DEFAULT_PERIOD', 'design', 'excitation_limits', 'Excitation',
-    'excited_columns', 'FourierBasis', 'joint_ranges', 'Limits', 'ProgressLine', 'STEP',
-    'write_yaml',
+    'excited_columns', 'FourierBasis', 'joint_ranges', 'Limits', 'ProgressLine',
+    'StartNotClearError', 'STEP', 'write_yaml',
 ]

@@ -48,6 +48,25 @@ from ..identification.columns import Layout
 DEFAULT_DURATION = 20.0
 
 
+class StartNotClearError(AnalysisError):
+    """
+    The start pose is not clear of the robot's world; ``near`` is a clear pose near it.
+
+    Attributes
+    ----------
+    reason
+        why the start pose is not clear.
+    near
+        ``(nv,)`` positions near the start where every clearance holds.
+
+    """
+
+    def __init__(self, message, near):
+        super().__init__('%s; a clear pose near it: %s'
+                         % (message, ' '.join('%.3f' % v for v in near)))
+        self.reason, self.near = message, near
+
+
 class Excitation:
     """
     A designed excitation, sampled every :data:`STEP`.
@@ -152,7 +171,7 @@ def _design(model, urdf_text, duration, start, harmonics, period, margin, accele
     if model.nq != model.nv:
         raise AnalysisError('excite moves revolute, continuous and prismatic joints only')
     if not (np.isfinite(duration) and duration > 0):
-        raise AnalysisError('--duration must be positive, got %g' % duration)
+        raise AnalysisError('the duration must be positive, got %g s' % duration)
     if period is None:
         period = duration / max(1, round(duration / DEFAULT_PERIOD))
     periods = duration / period
@@ -165,7 +184,7 @@ def _design(model, urdf_text, duration, start, harmonics, period, margin, accele
         start = 0.5 * (lower + upper)
     start = np.asarray(start, dtype=float)
     if start.shape != (model.nv,) or not np.all(np.isfinite(start)):
-        raise AnalysisError('--start needs %d finite numbers (%s), got %d'
+        raise AnalysisError('the start pose needs %d finite numbers (%s), got %d'
                             % (model.nv, ', '.join(model.joint_names), start.size))
     limits = excitation_limits(model, urdf_text, start, margin, acceleration,
                                harmonics / period)
@@ -182,8 +201,7 @@ def _design(model, urdf_text, duration, start, harmonics, period, margin, accele
             near = clear_pose(collisions, limits.lower, limits.upper, start)
             if near is None:
                 raise
-            raise AnalysisError('%s; a clear pose near it: --start %s'
-                                % (err, ' '.join('%.3f' % v for v in near))) from None
+            raise StartNotClearError(str(err), near) from None
     clear = Clearance(collisions, basis, start)
     layout = Layout(model, coulomb_velocity)
     problem = Problem(model, limits, start, basis, layout)
@@ -288,7 +306,7 @@ def _design(model, urdf_text, duration, start, harmonics, period, margin, accele
                 hit + (collisions.clearance,))
         Z = 0.98 * Z
     else:
-        raise AnalysisError('no excitation keeps %s: try another --start' % what)
+        raise AnalysisError('no excitation keeps %s: try another start pose' % what)
     out = Excitation()
     out.joint_names = model.joint_names
     out.time, out.q, out.qd, out.qdd, out.tau = t, q, qd, qdd, tau

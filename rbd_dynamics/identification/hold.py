@@ -108,7 +108,7 @@ def choose(model, limits, states, given=None, still=STILL):
             span = np.ptp(positions) if len(positions) else 0.0
             if span > MOVES * unit:
                 raise AnalysisError(
-                    '--hold %s=%g: %s moves in the recordings (from %.3g to %.3g %s); held, '
+                    'holding %s at %g: %s moves in the recordings (from %.3g to %.3g %s); held, '
                     'its motion would be modelled as none. Hold only joints that stand still '
                     '(or record it standing still)'
                     % (name, given[name], name, positions.min(), positions.max(),
@@ -142,7 +142,8 @@ def check_given(model, given):
     given = dict(given or {})
     unknown = sorted(set(given) - set(model.joint_names))
     if unknown:
-        raise AnalysisError('--hold names joints that are not independent joints of the model: '
+        raise AnalysisError('the joints to hold include some that are not independent joints '
+                            'of the model: '
                             '%s; its joints: %s' % (', '.join(unknown),
                                                     ', '.join(model.joint_names)))
     return given

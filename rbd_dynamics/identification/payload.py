@@ -50,11 +50,11 @@ class NotDeterminedError(AnalysisError):
 def _body(model, link):
     body = model.link_body.get(link)
     if body is None:
-        raise AnalysisError('--link %r is not a link of the description (links: %s)'
+        raise AnalysisError('the payload link %r is not a link of the description (links: %s)'
                             % (link, ', '.join(sorted(model.link_body))))
     if body < 0:
-        raise AnalysisError('--link %s is fixed to the root: no joint carries its payload'
-                            % link)
+        raise AnalysisError('the payload link %s is fixed to the root: no joint carries its '
+                            'payload' % link)
     return body
 
 
@@ -79,8 +79,8 @@ def sensor_columns(model, link, frame, q, qd, qdd):
     """
     body = _body(model, link)
     if model.link_body.get(frame) != body:
-        raise AnalysisError('the sensor frame %r is not rigidly joined to --link %s (links of '
-                            'that body: %s)' % (frame, link, ', '.join(sorted(
+        raise AnalysisError('the sensor frame %r is not rigidly joined to the payload link %s '
+                            '(links of that body: %s)' % (frame, link, ', '.join(sorted(
                                 n for n, b in model.link_body.items() if b == body))))
     q, qd, qdd = (np.asarray(x, dtype=float).reshape(-1, model.nv) for x in (q, qd, qdd))
     _, _, _, v, a = forward_pass(model, full_positions(model, q), full_velocities(model, qd),

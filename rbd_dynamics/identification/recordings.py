@@ -102,9 +102,9 @@ def recording(path, states, model, window=DEFAULT_WINDOW, max_gap=DEFAULT_MAX_GA
         merged = merge_joint_states(states.groups, model, max_gap)
     except AnalysisError as err:
         text = str(err).replace(
-            '(hold them with --hold NAME=VALUE)',
+            '(hold them at a position)',
             '(identification needs every moving joint of the model recorded with its effort: '
-            'record them too, or hold them with --hold NAME=VALUE)')
+            'record them too, or hold them at a position)')
         raise AnalysisError('%s: %s' % (path, text)) from None
     no_effort = [n for n in model.joint_names if n not in merged.effort]
     if no_effort:

@@ -162,7 +162,7 @@ def _estimate(layout, recordings, loads, fitted, chunk):
         fold(recording)
     for k, (link, mass, parts) in enumerate(loads):
         if model.link_body.get(link, -1) < 0:
-            raise AnalysisError('--load %s: no joint of the model moves that link' % link)
+            raise AnalysisError('the load on %s: no joint of the model moves that link' % link)
         for recording in parts:
             fold(recording, k)
 
@@ -207,8 +207,8 @@ def _estimate(layout, recordings, loads, fitted, chunk):
     if lost:
         raise NotExcitedError(
             'the recordings do not determine the effort scale of %s (its standard deviation is '
-            'half the scale or more): record it moving%s, hold it (--hold), or give the scales '
-            '(--effort-scale FILE)' % (', '.join(lost), ' under the load' if loads else ''),
+            'half the scale or more): record it moving%s, hold it, or give the scales in a file'
+            % (', '.join(lost), ' under the load' if loads else ''),
             lost)
     out.reference = 'load' if loads else 'description'
     out.loads = [(link, mass, np.concatenate([[mass], z[r + 9 * i:r + 9 * i + 9]]))

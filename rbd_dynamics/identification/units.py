@@ -24,7 +24,7 @@ def _parameters(data):
     return data
 
 
-def flat_parameters(path, option='--params-file'):
+def flat_parameters(path, what='the parameters file'):
     """
     Return a node parameters file's parameters, flat by their node names (``drive.viscous``).
 
@@ -34,9 +34,9 @@ def flat_parameters(path, option='--params-file'):
         an unreadable file, or not a parameters file.
 
     """
-    data = _parameters(read_yaml(path, option))
+    data = _parameters(read_yaml(path, what))
     if not isinstance(data, dict):
-        raise AnalysisError('%s %s: expected a node parameters file' % (option, path))
+        raise AnalysisError('%s %s: expected a node parameters file' % (what, path))
     flat = {}
 
     def walk(tree, prefix):
@@ -60,7 +60,7 @@ def _get(params, dotted):
     return node
 
 
-def read_effort_scale(path, joint_names):
+def read_effort_scale(path, joint_names, what='the effort scale file'):
     """
     Return ``{joint: scale}`` from a parameters file's ``drive.effort_scale``.
 
@@ -70,6 +70,8 @@ def read_effort_scale(path, joint_names):
         the file.
     joint_names
         the description's independent joints (the order when the file gives no ``joints``).
+    what
+        what the file is, in the messages (a command gives its option).
 
     Raises
     ------
@@ -78,8 +80,8 @@ def read_effort_scale(path, joint_names):
         a zero or non-finite scale, or joints that are not the description's (named).
 
     """
-    where = '--effort-scale %s' % path
-    params = _parameters(read_yaml(path, '--effort-scale'))
+    where = '%s %s' % (what, path)
+    params = _parameters(read_yaml(path, what))
     if not isinstance(params, dict):
         raise AnalysisError('%s: expected a node parameters file with drive.effort_scale'
                             % where)
@@ -112,20 +114,20 @@ DRIVE_KEYS = ('viscous', 'coulomb', 'armature', 'coulomb_velocity', 'effort_scal
               'effort_offset')
 
 
-def scaled_joints(path, joint_names):
+def scaled_joints(path, joint_names, what='the parameters file'):
     """
     Return the joints a parameters file's ``drive.effort_scale`` covers, or ``None`` (none).
 
     ``None`` where the file gives no scale (every effort in N m or N); else its ``joints`` (the
     description's where it names none).
     """
-    params = _parameters(read_yaml(path, '--params-file'))
+    params = _parameters(read_yaml(path, what))
     if not isinstance(params, dict) or not _get(params, 'drive.effort_scale'):
         return None
     return list(_get(params, 'joints') or joint_names)
 
 
-def read_drive(path, model):
+def read_drive(path, model, what='the parameters file'):
     """
     Return the drive of a node parameters file, per joint in ``model.joint_names`` order.
 
@@ -150,8 +152,8 @@ def read_drive(path, model):
            'effort_scale': np.ones(model.nv), 'effort_offset': np.zeros(model.nv)}
     if path is None:
         return out
-    where = '--params-file %s' % path
-    params = _parameters(read_yaml(path, '--params-file'))
+    where = '%s %s' % (what, path)
+    params = _parameters(read_yaml(path, what))
     if not isinstance(params, dict):
         raise AnalysisError('%s: expected a node parameters file' % where)
     joints = _get(params, 'joints') or list(model.joint_names)

@@ -90,8 +90,9 @@ def test_a_joint_given_to_hold_that_moves_is_refused_with_its_motion():
     t = np.linspace(0.0, 10.0, 200)
     swing = 0.3 + 0.4 * np.sin(t)
     states = _recorded(model.joint_names, np.column_stack([swing] * model.nv))
-    with pytest.raises(AnalysisError, match=r'--hold shoulder_pan_joint=0.3: shoulder_pan_joint '
-                                            r'moves in the recordings \(from -0.1 to 0.7 rad\)'):
+    with pytest.raises(AnalysisError, match=r'holding shoulder_pan_joint at 0.3: '
+                                            r'shoulder_pan_joint moves in the recordings '
+                                            r'\(from -0.1 to 0.7 rad\)'):
         hold.choose(model, {}, states, {'shoulder_pan_joint': 0.3})
     # standing still, or nearly (a finger pressed by its drive): held, and how far it moved said
     still = np.column_stack([swing] + [0.3 + 0.01 * np.sin(t)] + [swing] * (model.nv - 2))
