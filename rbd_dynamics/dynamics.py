@@ -16,7 +16,7 @@ reports errors.
 import numpy as np
 
 from . import compiled
-from .compiled.layout import MODE_FULL, MODE_STATIC, OK, rot6, SWAP
+from .compiled.layout import F8, MODE_FULL, MODE_STATIC, OK, rot6, SWAP
 from .joints import jcalc
 from .spatial import cross_force, cross_motion, from_public, to_public
 
@@ -268,10 +268,20 @@ def rnea(model, q, qd, qdd, f_ext=None):
     runtime = model.runtime
     packed = runtime.packed
     if packed is not None:
-        fext = single_state_forces(packed, f_ext, q, qd, qdd)
+        if f_ext is None:  # the checks of single_state_forces, without its call
+            try:
+                fext = packed.zero_fext if (q.dtype is F8 and qd.dtype is F8 and qdd.dtype is F8
+                                            and q.ndim == 1 and qd.ndim == 1
+                                            and qdd.ndim == 1) else None
+            except AttributeError:  # not an array
+                fext = None
+        elif qd is None or qdd is None:  # (the gate lets None by, as unused: not here)
+            fext = None
+        else:
+            fext = single_state_forces(packed, f_ext, q, qd, qdd)
         if fext is not None:
             tau = _empty(packed.nv)
-            if packed.rnea1(packed.blob, q, qd, qdd, fext, tau) == OK:
+            if not packed.rnea1(packed.blob, q, qd, qdd, fext, tau):  # OK is 0
                 return tau
     q, qd, qdd, shape = broadcast_states(model, q, qd, qdd)
     fext = external_forces(model, f_ext, shape)
@@ -332,10 +342,16 @@ def gravity_torques(model, q, f_ext=None):
     runtime = model.runtime
     packed = runtime.packed
     if packed is not None:
-        fext = single_state_forces(packed, f_ext, q)
+        if f_ext is None:  # as in rnea
+            try:
+                fext = packed.zero_fext if q.dtype is F8 and q.ndim == 1 else None
+            except AttributeError:
+                fext = None
+        else:
+            fext = single_state_forces(packed, f_ext, q)
         if fext is not None:
             tau = _empty(packed.nv)
-            if packed.gravity1(packed.blob, q, fext, tau) == OK:
+            if not packed.gravity1(packed.blob, q, fext, tau):
                 return tau
     q = as_batch('q', q, model.nq)
     shape = q.shape[:-1]

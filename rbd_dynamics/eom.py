@@ -136,9 +136,19 @@ def mass_matrix(model, q, out=None):
     runtime = model.runtime
     packed = runtime.eom_packed
     if packed is not None:
-        M = one_state(packed.square_shape, out, q)
-        if M is not None and packed.mass1(packed.blob, q, M) == OK:
-            return M
+        # the gate written out for the commonest call, as in jacobian (which says why)
+        try:
+            if out is None and q.dtype is _F8 and q.ndim == 1:
+                M = _empty(packed.square_shape)
+                if not packed.mass1(packed.blob, q, M):  # OK is 0
+                    return M
+            else:
+                M = one_state(packed.square_shape, out, q)
+                if M is not None and packed.mass1(packed.blob, q, M) == OK:
+                    return M
+        except (AttributeError, TypeError):
+            if q.__class__ is _ndarray:
+                raise  # not a refusal of q (e.g. compiling the entry point failed)
     q = as_batch('q', q, model.nq)
     shape = q.shape[:-1] + (model.nv, model.nv)
     q = q.reshape(state_count(shape), model.nq)

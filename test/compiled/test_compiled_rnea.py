@@ -163,6 +163,11 @@ def test_inputs_the_entry_points_must_not_get():
             rbd.rnea(model, q, qd, qdd, {link: bad})
     with pytest.raises(ValueError, match='6'):  # a bad wrench on the base is an error as well
         rbd.rnea(model, q, qd, qdd, {model.root_link: wrench[:5]})
+    # a missing velocity or acceleration is the general path's error, with or without wrenches
+    for f_ext in (None, {link: wrench}):
+        for args in ((q, None, qdd), (q, qd, None)):
+            with pytest.raises(ValueError, match='model expects'):
+                rbd.rnea(model, *args, f_ext)
 
 
 def test_threads_share_a_model():
