@@ -46,6 +46,7 @@ FOREIGN = {
     '_exit',  # os._exit: leave at once, without the interpreter's teardown
     '_fields',  # a named tuple's field names (collections.namedtuple's public API)
     '_getvalue',  # numba's code generation: the LLVM value of an array structure
+    '_replace',  # a named tuple with one field changed (collections.namedtuple's public API)
 }
 
 

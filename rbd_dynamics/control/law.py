@@ -20,10 +20,12 @@ computing torques always sees a consistent set while another thread reconfigures
 """
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from .observer import Observer
+from .sensors import Bias
 from .setup import first_over_limit
 from .task import quaternion_matrix
 from ..dynamics import gravity_torques, payload_wrench, rnea
@@ -73,6 +75,47 @@ class Output:
         self.pending = pending  # the observer's step left for after the torques (compute)
 
 
+class Stamped(NamedTuple):
+    """An input kept with the model it is in the order of and when it arrived."""
+
+    model: object
+    arrival_ns: int
+    value: object
+
+
+class DesiredPose(NamedTuple):
+    """The task-space law's desired pose in the root frame."""
+
+    position: np.ndarray  # (3,)
+    quaternion: np.ndarray  # (4,), [x, y, z, w]
+    rotation: np.ndarray  # (3, 3), the quaternion's matrix
+
+
+class TaskHold(NamedTuple):
+    """What the task-space law holds, taken when it starts (:meth:`Controller.task_command`)."""
+
+    model: object
+    link: str
+    position: np.ndarray  # (3,), the link's origin then
+    rotation: np.ndarray  # (3, 3), its axes then
+    posture: np.ndarray  # (nq,), the joints' positions then
+    start_ns: int
+
+
+class ObserverStep(NamedTuple):
+    """The arguments of :meth:`Controller.observe` for one state, kept to run it later."""
+
+    setup: object
+    q: np.ndarray
+    qd: np.ndarray
+    effort: np.ndarray
+    stamp_ns: int
+    f_ext: object
+    g: object
+    carried: tuple
+    bias: object
+
+
 class Controller:
     """
     The torque law of the node, with the inputs it keeps between states.
@@ -83,13 +126,10 @@ class Controller:
 
     def __init__(self, sensors=()):
         self.sensors = list(sensors)
-        self.desired = None  # (model, arrival [ns], Desired)
-        # (model, arrival [ns], (position (3,), quaternion (4,), its rotation matrix))
-        self.pose = None
-        self.twist = None  # (model, arrival [ns], twist (6,))
-        # the task-space law's hold: (model, link, position, rotation matrix, posture,
-        # start [ns]), taken when the law starts (see task_command)
-        self._hold = None
+        self.desired = None  # Stamped(model, arrival [ns], Desired)
+        self.pose = None  # Stamped(model, arrival [ns], DesiredPose)
+        self.twist = None  # Stamped(model, arrival [ns], twist (6,))
+        self._hold = None  # the task-space law's TaskHold, taken when the law starts
         self._last_command = None  # (setup, time [ns], command)
         self.observer = Observer()
 
@@ -102,7 +142,7 @@ class Controller:
         Keep a desired input (:class:`~rbd_dynamics.control.desired.Desired`, model order)
         that arrived at ``now_ns``.
         """
-        self.desired = (model, now_ns, desired)
+        self.desired = Stamped(model, now_ns, desired)
 
     def set_desired_pose(self, model, position, quaternion, now_ns):
         """
@@ -119,29 +159,30 @@ class Controller:
         if position.shape != (3,) or not np.isfinite(position).all():
             raise ValueError('the position must be 3 finite numbers, got %s' % position.tolist())
         quaternion = np.array(quaternion, dtype=float).reshape(-1)
-        self.pose = (model, now_ns, (position, quaternion, quaternion_matrix(quaternion)))
+        self.pose = Stamped(model, now_ns,
+                            DesiredPose(position, quaternion, quaternion_matrix(quaternion)))
 
     def set_desired_twist(self, model, twist, now_ns):
         """Keep the desired twist ``(6,)`` (linear first, root axes); ``ValueError`` if bad."""
         twist = np.array(twist, dtype=float).reshape(-1)
         if twist.shape != (6,) or not np.isfinite(twist).all():
             raise ValueError('the twist must be 6 finite numbers, got %s' % twist.tolist())
-        self.twist = (model, now_ns, twist)
+        self.twist = Stamped(model, now_ns, twist)
 
     def fresh_desired(self, setup, now_ns, entry=None):
         """
         Return the desired input if fresh and of the setup's model, else ``None``.
 
-        ``entry``: another input kept as ``(model, arrival, value)`` (the pose, the twist)
-        to look at instead of the desired joint input; the same ``desired_timeout`` applies.
+        ``entry``: another :class:`Stamped` input (the pose, the twist) to look at instead of
+        the desired joint input; the same ``desired_timeout`` applies.
         """
         if entry is None:
             entry = self.desired
-        if entry is None or entry[0] is not setup.model:
+        if entry is None or entry.model is not setup.model:
             return None
-        if setup.desired_timeout_ns and now_ns - entry[1] > setup.desired_timeout_ns:
+        if setup.desired_timeout_ns and now_ns - entry.arrival_ns > setup.desired_timeout_ns:
             return None
-        return entry[2]
+        return entry.value
 
     @staticmethod
     def reading_link(sensor, frame_id, model):
@@ -201,12 +242,12 @@ class Controller:
         link_body = setup.model.link_body
         for sensor in self.sensors:
             reading = sensor.fresh(now_ns)
-            if reading is None or reading[1] not in link_body:
+            if reading is None or reading.link not in link_body:
                 continue  # stale, or the model changed under the reading
-            _, link, wrench = reading
+            link, wrench = reading.link, reading.wrench
             bias = sensor.bias
-            if bias is not None and bias[0] == link:
-                wrench = wrench - bias[1]
+            if bias is not None and bias.link == link:
+                wrench = wrench - bias.wrench
             w_ff = w_g = w_obs = wrench
             if sensor.compensate:
                 # the sensor also carries the modelled bodies beyond it; their wrench at the
@@ -275,8 +316,8 @@ class Controller:
                     effort = effort * setup.effort_scale
                 if setup.offset:  # a bias of the measurement, not a torque on the robot
                     effort = effort - setup.effort_offset
-                pending = [setup, q, qd, effort, stamp_ns, f_obs,
-                           tau_g_model if f_g is None else None, carried, None]
+                pending = ObserverStep(setup, q, qd, effort, stamp_ns, f_obs,
+                                       tau_g_model if f_g is None else None, carried, None)
                 if not (observe_later and not setup.react):
                     step = self.observe(*pending)
                     pending = None
@@ -299,7 +340,8 @@ class Controller:
             # (the observer's C q̇ + g is the law's: the same state and wrenches)
             bias = None if step is None else step.bias
             if pending is not None:  # computed now for both
-                bias = pending[-1] = rnea(model, q, qd, setup.zero, f_obs)
+                bias = rnea(model, q, qd, setup.zero, f_obs)
+                pending = pending._replace(bias=bias)
             tau_task, task_error = self.task_command(setup, q, qd, desired, now_ns,
                                                      f_obs if at_state else f_ff, friction,
                                                      bias)
@@ -323,9 +365,8 @@ class Controller:
         Sets ``out.step`` and ``out.external`` as :meth:`compute` would have; returns ``out``.
         """
         if out.pending is not None:
-            setup = out.pending[0]
             out.step = self.observe(*out.pending)
-            out.external = setup.to_outputs(out.step.residual)
+            out.external = out.pending.setup.to_outputs(out.step.residual)
             out.pending = None
         return out
 
@@ -346,19 +387,21 @@ class Controller:
         task = setup.task
         model = setup.model
         hold = self._hold
-        if hold is None or hold[0] is not model or hold[1] != task.link:
+        if hold is None or hold.model is not model or hold.link != task.link:
             T = link_pose(model, q, task.link)
-            hold = (model, task.link, T[:3, 3].copy(), T[:3, :3].copy(), q.copy(), now_ns)
+            hold = TaskHold(model, task.link, T[:3, 3].copy(), T[:3, :3].copy(), q.copy(),
+                            now_ns)
             self._hold = hold
-        pose = self._fresh_since(setup, now_ns, self.pose, hold[5])
-        position, rotation = pose[::2] if pose is not None else hold[2:4]
+        pose = self._fresh_since(setup, now_ns, self.pose, hold.start_ns)
+        position, rotation = (pose.position, pose.rotation) if pose is not None \
+            else (hold.position, hold.rotation)
         posture = None
         if task.nullspace_stiffness > 0.0:
-            posture = hold[4]
+            posture = hold.posture
             if desired is not None and desired.q is not None:
                 posture = np.where(desired.mask, desired.q, posture)
         result = task.torques(model, q, qd, position, rotation,
-                              self._fresh_since(setup, now_ns, self.twist, hold[5]), posture,
+                              self._fresh_since(setup, now_ns, self.twist, hold.start_ns), posture,
                               f_ext, setup.armature if setup.drive_on else None, bias)
         tau = result.torque
         if friction is not None:
@@ -413,7 +456,7 @@ class Controller:
 
     def _fresh_since(self, setup, now_ns, entry, start_ns):
         """Return a fresh task-space input that arrived at or after ``start_ns``, or ``None``."""
-        if entry is None or entry[1] < start_ns:
+        if entry is None or entry.arrival_ns < start_ns:
             return None
         return self.fresh_desired(setup, now_ns, entry)
 
@@ -488,7 +531,7 @@ class Controller:
         if reading is None:
             raise ValueError('no fresh reading of sensor %s (timeout %.3g s)'
                              % (sensor.name, sensor.timeout_ns * 1e-9))
-        _, link, wrench = reading
+        link, wrench = reading.link, reading.wrench
         if link not in setup.model.link_body:
             raise ValueError('sensor %s: frame %r is not a link of the model'
                              % (sensor.name, link))
@@ -499,7 +542,7 @@ class Controller:
                                  'bodies beyond %s needs the joint positions' % link)
             # a sensor reads contact - payload_wrench; at rest without contact: -payload
             expected = -payload_wrench(setup.model, link, q)
-        bias = (link, wrench - expected)
+        bias = Bias(link, wrench - expected)
         sensor.bias = bias
         return bias
 

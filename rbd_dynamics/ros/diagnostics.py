@@ -131,10 +131,10 @@ def dynamics_status(name, now_ns, active, model, *, description_updates, counts,
     add('desired age [s]', age(desired_ns))
     for sensor in sensors:
         reading = sensor.reading
-        add('wrench %s age [s]' % sensor.name, age(reading[0] if reading else None))
+        add('wrench %s age [s]' % sensor.name, age(reading.arrival_ns if reading else None))
         bias = sensor.bias
         add('wrench %s bias' % sensor.name,
-            '%s in %s' % (vector_text(bias[1]), bias[0]) if bias is not None else 'none')
+            '%s in %s' % (vector_text(bias.wrench), bias.link) if bias is not None else 'none')
     samples = compute.take()
     if samples:
         add('compute time mean [us]', '%.1f' % (sum(samples) / len(samples) / 1e3))
@@ -197,7 +197,8 @@ def task_values(setup, controller, note=''):
         ('task reach', task.note or 'all six components (%d joint coordinates)' % task.dof),
         ('task desired pose (last received)', 'none (holding the pose at start)'
          if pose is None else
-         'position %s, quaternion %s' % (vector_text(pose[2][0]), vector_text(pose[2][1]))))
+         'position %s, quaternion %s' % (vector_text(pose.value.position),
+                                         vector_text(pose.value.quaternion))))
 
 
 def observer_values(setup, observer, wrench_rank=None, wrench_note=''):

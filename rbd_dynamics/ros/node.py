@@ -638,7 +638,7 @@ class DynamicsNode(Node):
                                                  setup.model if setup is not None else None)
         except ValueError as exc:
             return self._reject('wrench', 'sensor %s: %s' % (sensor.name, exc))
-        sensor.reading = (self.get_clock().now().nanoseconds, link, wrench)
+        sensor.receive(self.get_clock().now().nanoseconds, link, wrench)
 
     def _on_joint_state(self, msg, newer=False):
         """Merge a joint state and answer it (``newer``: a newer one is already waiting)."""
@@ -854,7 +854,7 @@ class DynamicsNode(Node):
             counts=dict(self._counts, **self._source.counts),
             callback_failures=self.callback_failures.count,
             last_joint_state_ns=self._last_joint_state_ns,
-            desired_ns=desired[1] if desired else None, sensors=self._sensors,
+            desired_ns=desired.arrival_ns if desired else None, sensors=self._sensors,
             compute=self._compute, saturated=self._saturated,
             own_thread=self._joint_state_thread is not None, last_errors=last_errors,
             observer=observer_values(self._setup, self._controller.observer,

@@ -127,7 +127,7 @@ def test_wrenches_tare_and_compensation(model):
     with pytest.raises(ValueError, match='no fresh reading'):
         controller.tare(sensor, setup, q, NS)
     bias = np.array([5.0, -1.0, 2.0, 0.1, 0.0, -0.2])
-    sensor.reading = (NS, 'ft_frame', -rbd.payload_wrench(model, 'ft_frame', q) + bias)
+    sensor.receive(NS, 'ft_frame', -rbd.payload_wrench(model, 'ft_frame', q) + bias)
     with pytest.raises(ValueError, match='no model'):
         controller.tare(sensor, None, q, NS)
     with pytest.raises(ValueError, match='joint state'):
@@ -141,7 +141,7 @@ def test_wrenches_tare_and_compensation(model):
     np.testing.assert_allclose(out.gravity, rbd.gravity_torques(model, q), rtol=0, atol=1e-12)
     # without compensation the expected reading is zero: the bias is the whole reading
     plain = Sensor('plain', frame='ft_frame')
-    plain.reading = (NS, 'ft_frame', bias)
+    plain.receive(NS, 'ft_frame', bias)
     np.testing.assert_array_equal(Controller([plain]).tare(plain, setup, None, NS)[1], bias)
     # a reading on an unknown frame is refused with the sensor's name
     with pytest.raises(ValueError, match="sensor plain: frame 'nope'"):

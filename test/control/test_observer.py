@@ -194,7 +194,7 @@ def test_drive_and_sensor_are_part_of_the_model(model):
     assert np.abs(r_plain[-1]).max() > 0.3
     # a sensor reading the wrench at the link all along: no residual
     sensor = Sensor('ft', timeout=0.0)
-    sensor.reading = (0, link, wrench)
+    sensor.receive(0, link, wrench)
     controller = Controller([sensor])
     _, r_sensor, _ = run(model, controller, Setup(model, Config(contact_observer=True)),
                          link, wrench, start=T0, t_end=T0 + 0.1)
@@ -278,13 +278,13 @@ def test_a_compensated_sensor_under_a_tracking_error_leaves_no_residual(model):
             qdd_cmd = qdd + error * tracking
             now = int(round(t * NS))
             # what the sensor reads: the contact less what carries the gripper, actually
-            sensor.reading = (now, frame, contact - rbd.payload_wrench(model, frame, q, qd, qdd))
+            sensor.receive(now, frame, contact - rbd.payload_wrench(model, frame, q, qd, qdd))
             controller.set_desired(model, Desired(qdd_cmd, None, None, np.ones(8, bool)), now)
             effort = rbd.rnea(model, q, qd, qdd, {frame: contact})  # the contact beyond
             out = controller.compute(setup, q, qd, now, effort, now)
             residuals.append(out.external)
             # the feedforward: the contact from the reading at the commanded acceleration
-            f_ff = sensor.reading[2] + rbd.payload_wrench(model, frame, q, qd, qdd_cmd)
+            f_ff = sensor.reading.wrench + rbd.payload_wrench(model, frame, q, qd, qdd_cmd)
             np.testing.assert_allclose(out.feedforward,
                                        rbd.rnea(model, q, qd, qdd_cmd, {frame: f_ff}),
                                        rtol=1e-12, atol=1e-9)

@@ -310,7 +310,7 @@ def test_the_drive_and_a_compensated_sensor_enter_as_in_the_joint_law(arm):
     controller = Controller([sensor])
     q, qd = _state(arm, 7)
     reading = np.array([2.0, -1.0, 4.0, 0.1, 0.2, -0.1])
-    sensor.reading = (0, 'ft_frame', reading)
+    sensor.receive(0, 'ft_frame', reading)
     controller.compute(setup, q, qd, 0)
     position, quaternion = _held(arm, q)
     controller.set_desired_pose(arm, position + [0.0, 0.01, 0.0], quaternion, 1 * MS)
