@@ -156,8 +156,8 @@ def main():
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     sys.path.insert(0, os.path.join(REPO, 'test'))
     import rbd_dynamics as rbd
-    from rbd_dynamics.control import task
     from rbd_dynamics.resources import demo_urdf_path
+    from rbd_dynamics.spatial import rotation_vector
     from support.task_space import Circle, circle_stream, FREQUENCY, hand_positions, \
         IMPEDANCE, IMPEDANCE_STIFFNESS, LINK, nullspace_error, OPERATIONAL_SPACE, \
         PUSH, PUSH_START, RAMP, SCENE_START, tracking_figures
@@ -201,7 +201,7 @@ def main():
         displacement = hand_positions(model, q) - hand_positions(model, q[:1])
         push = (t, displacement)
         start = rbd.link_pose(model, q[0], LINK)[:3, :3]
-        turned = max(np.linalg.norm(task.rotation_vector(T[:3, :3] @ start.T)) for T in
+        turned = max(np.linalg.norm(rotation_vector(T[:3, :3] @ start.T)) for T in
                      rbd.link_pose(model, q[t >= PUSH_START + PUSH_SECONDS - 0.25], LINK))
 
     print('\ncircle of %g mm at %g Hz, operational space, exact model, K = %s'
