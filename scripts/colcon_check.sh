@@ -85,11 +85,13 @@ node_pid=""
 if [ "$rc" != 0 ]; then cat "$log"; echo "[colcon] the installed node exited with $rc"; exit 1; fi
 echo "[colcon] installed node: model built, clean exit on SIGINT"
 
-# The linters, the description readers and the tests whose processes import the package from
-# where a new process finds it (in a workspace: the install space, not the copy the test process
-# imported), which is where colcon's layout differs (the whole suite already ran in the ROS
-# environment; RBD_COLCON_TESTS="" runs all of it here too, a pytest -k expression a subset).
-selection="${RBD_COLCON_TESTS-flake8 or pep257 or copyright or package_xml or xacro or leniency or urdf_parser_py or command_line or test_compiled_batch or test_compiled_warm_up or test_precompile}"
+# The package checks, the description readers and the tests whose processes import the package
+# from where a new process finds it (in a workspace: the install space, not the copy the test
+# process imported), which is where colcon's layout differs. The whole suite already ran in the
+# ROS environment, the linters (flake8, pep257, copyright) on the same files with the same
+# configuration, on Jazzy and on Kilted; RBD_COLCON_TESTS="" runs all of it here too, a pytest
+# -k expression a subset.
+selection="${RBD_COLCON_TESTS-package_xml or xacro or leniency or urdf_parser_py or command_line or test_compiled_batch or test_compiled_warm_up or test_precompile}"
 echo "[colcon] colcon test${selection:+ (pytest -k '$selection')}"
 # colcon's interpreter reaches the ROS environment's packages through a .pth line, which does
 # not make it read that environment's own .pth files (Pinocchio's cmeel prefix): test modules

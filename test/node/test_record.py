@@ -79,7 +79,10 @@ def test_joint_states_and_a_wrench_recorded_as_published(robot, tmp_path):
     states = read_joint_states(str(out), STATES)
     group = states.groups[0]
     assert list(group.names) == ['joint1', 'joint2']
-    assert 80 <= len(group.stamp) <= 130, len(group.stamp)  # 1 s at 100 Hz
+    # 1 s at 100 Hz; a publisher's timer delayed by a loaded machine fires again at once to
+    # catch up, so the count is not held to 100 (a recorder that ignored --duration would run
+    # to the test's 60 s)
+    assert 50 <= len(group.stamp) <= 250, len(group.stamp)
     sent = {m.header.stamp.sec * 10 ** 9 + m.header.stamp.nanosec: m for m in robot.sent}
     for k, stamp in enumerate(group.stamp):
         msg = sent[int(stamp)]
