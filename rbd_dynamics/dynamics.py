@@ -143,6 +143,27 @@ def fold_torques(model, tauf):
     return tau
 
 
+def mimic_matrix(model):
+    """Return ``G`` ``(nvf, nv)`` with ``vf = G v``, or ``None`` without mimic joints."""
+    if not model.has_mimic:
+        return None
+    G = np.zeros((model.nvf, model.nv))
+    G[np.arange(model.nvf), model.v_src] = model.v_mult
+    return G
+
+
+def velocity_block(model, i):
+    """Return the slice of body ``i``'s joint in the full velocity vector."""
+    start = model.v_start[i]
+    return slice(start, start + model.joints[i].nv)
+
+
+def fold_matrix(model, Af):
+    """``G^T Af G`` of ``(B, nvf, nvf)`` matrices."""
+    G = mimic_matrix(model)
+    return Af if G is None else G.T @ Af @ G
+
+
 def forward_pass(model, qf, qdf=None, qddf=None):
     """
     Forward pass over the bodies (the first loop of Table 5.1), batched.

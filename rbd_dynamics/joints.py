@@ -194,3 +194,17 @@ def jcalc(joint, q, qd):
         # S depends on theta: its apparent derivative in C is -(a theta_dot) x S_xy (Eq. 4.16).
         cJ[:, 3:] = -np.cross(a * qd[:, 2:3], vJ[:, 3:])
     return XJ, S, vJ, cJ
+
+
+def subspace_rate(joint, S, qd):
+    """
+    Return the time derivative of the motion subspace in the child frame, ``(B, 6, nv)``.
+
+    Only the planar joint's subspace moves with its coordinate (see ``jcalc``, whose ``cJ`` is
+    this times ``qd``); every other type has a constant one.
+    """
+    Sd = np.zeros_like(S)
+    if joint.jtype == 'planar':
+        omega = joint.axis * qd[:, 2:3]
+        Sd[:, 3:, :2] = -np.cross(omega[:, :, None], S[:, 3:, :2], axis=1)
+    return Sd

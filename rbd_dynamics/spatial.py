@@ -277,6 +277,35 @@ def cross_force(v, f):
         (np.cross(w, f[..., :3]) + np.cross(u, f[..., 3:]), np.cross(w, f[..., 3:])), axis=-1)
 
 
+def motion_cross_matrix(v):
+    """Return motion cross-product matrices ``v x`` ``(B, 6, 6)`` of ``v`` ``(B, 6)``."""
+    w, u = skew(v[:, :3]), skew(v[:, 3:])
+    out = np.zeros(v.shape[:-1] + (6, 6))
+    out[:, :3, :3] = w
+    out[:, 3:, 3:] = w
+    out[:, 3:, :3] = u
+    return out
+
+
+def force_cross_matrix(v):
+    """Return the force cross-product matrices ``v x*`` ``(B, 6, 6)``: ``-(v x)^T`` (Eq. 2.32)."""
+    return -np.swapaxes(motion_cross_matrix(v), -1, -2)
+
+
+def force_cross_bar(f):
+    """
+    Return the matrices ``(B, 6, 6)`` of the force ``f`` ``(B, 6)`` with ``crf_bar(f) u = u x* f``.
+
+    ``[[-[n]x, -[f]x], [-[f]x, 0]]`` for ``f = [n; f]``: skew-symmetric.
+    """
+    n, lin = skew(f[:, :3]), skew(f[:, 3:])
+    out = np.zeros(f.shape[:-1] + (6, 6))
+    out[:, :3, :3] = -n
+    out[:, :3, 3:] = -lin
+    out[:, 3:, :3] = -lin
+    return out
+
+
 def inertia_tensor(moments):
     """
     Return the ``(3, 3)`` rotational inertia of its six URDF values.

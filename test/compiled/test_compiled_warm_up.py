@@ -144,7 +144,7 @@ def test_single_states_take_the_entry_points(monkeypatch):
     Both paths give the same numbers, so only this tells a fast path that silently stopped
     being taken (a wrong status constant, a missed code lookup) from a working one.
     """
-    from rbd_dynamics import eom
+    from rbd_dynamics import crba, jacobians
     model = load(MODELS['demo_arm'])
     q = np.random.default_rng(5).uniform(-1, 1, model.nq)
     rbd.mass_matrix(model, q)  # the equations of motion compile at their first call
@@ -155,7 +155,8 @@ def test_single_states_take_the_entry_points(monkeypatch):
     def general(*args):
         raise AssertionError('a single state took the general path')
 
-    monkeypatch.setattr(eom, 'as_batch', general)
+    monkeypatch.setattr(crba, 'as_batch', general)
+    monkeypatch.setattr(jacobians, 'as_batch', general)
     M = rbd.mass_matrix(model, q)
     assert M.shape == (model.nv, model.nv)
     for frame in ('world', 'local'):
