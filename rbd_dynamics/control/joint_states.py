@@ -7,6 +7,7 @@ fields of a ``sensor_msgs/JointState`` but imports nothing of ROS.
 """
 
 import array
+import math
 
 import numpy as np
 
@@ -37,6 +38,18 @@ def float_vector(values, what):
         return np.asarray(values, dtype=float).reshape(-1)
     except (TypeError, ValueError):
         raise ValueError('%s is not a sequence of numbers' % what) from None
+
+
+def _finite(raw, values):
+    """
+    Say whether ``values``, taken from the message's ``raw`` field, are all finite.
+
+    A message's ``array.array('d')`` is summed first: the sum of its numbers is finite only if
+    each is (a sum that overflows is checked value by value).
+    """
+    if type(raw) is array.array and raw.typecode == 'd' and math.isfinite(sum(raw)):
+        return True
+    return bool(np.isfinite(values).all())
 
 
 class JointStateMerger:
@@ -70,6 +83,7 @@ class JointStateMerger:
         self.effort = np.zeros(n)
         self.has_effort = np.zeros(n, dtype=bool)
         self.effort_fresh = False  # the last message carried efforts, and every joint has one
+        self._effort_missing = n  # joints without an effort yet (has_effort False)
         self._last_names = None
         self._last_map = None
 
@@ -129,38 +143,42 @@ class JointStateMerger:
         """
         names = msg.name
         count = len(names)
-        position = float_vector(msg.position, 'position')
-        velocity = float_vector(msg.velocity, 'velocity')
-        for field, length in (('position', len(position)), ('velocity', len(velocity)),
-                              ('effort', len(msg.effort))):
-            if length and length != count:
-                raise ValueError('joint_states has %d names but %d %s values'
-                                 % (count, length, field))
+        raw_position, raw_velocity, raw_effort = msg.position, msg.velocity, msg.effort
+        position = float_vector(raw_position, 'position')
+        velocity = float_vector(raw_velocity, 'velocity')
+        lengths = (len(position), len(velocity), len(raw_effort))
+        if lengths != (count, count, count):
+            for field, length in zip(('position', 'velocity', 'effort'), lengths):
+                if length and length != count:
+                    raise ValueError('joint_states has %d names but %d %s values'
+                                     % (count, length, field))
         src, dst, carried = self._map(names)
         if not carried:
             return 0
         if len(position):
             position = position[src]
-            if not np.isfinite(position).all():
+            if not _finite(raw_position, position):
                 raise ValueError('joint_states position is not finite for %s'
                                  % self._non_finite(names, src, position))
         if len(velocity):
             velocity = velocity[src]
-            if not np.isfinite(velocity).all():
+            if not _finite(raw_velocity, velocity):
                 raise ValueError('joint_states velocity is not finite for %s'
                                  % self._non_finite(names, src, velocity))
         effort = None
-        if efforts and len(msg.effort):
-            effort = float_vector(msg.effort, 'effort')[src]
-            if not np.isfinite(effort).all():
+        if efforts and len(raw_effort):
+            effort = float_vector(raw_effort, 'effort')[src]
+            if not _finite(raw_effort, effort):
                 raise ValueError('joint_states effort is not finite for %s'
                                  % self._non_finite(names, src, effort))
         if len(velocity):
             self.velocity[dst] = velocity
         if effort is not None:
             self.effort[dst] = effort
-            self.has_effort[dst] = True
-            self.effort_fresh = bool(self.has_effort.all())
+            if self._effort_missing:
+                self.has_effort[dst] = True
+                self._effort_missing = int(np.count_nonzero(~self.has_effort))
+            self.effort_fresh = not self._effort_missing
         else:
             self.effort_fresh = False
         if len(position):

@@ -8,6 +8,8 @@ ROS import), so each reader only gathers the fields and adds its own rules (one 
 desired state, the joints it knows).
 """
 
+import array
+
 import numpy as np
 
 from .joint_states import float_vector
@@ -72,6 +74,10 @@ def check_points(joint_names, fields, required=(), known=None, what='trajectory'
     k = len(names)
     out = {}
     for field, rows in fields.items():
+        stacked = _stacked(rows, k)
+        if stacked is not None:
+            out[field] = stacked
+            continue
         values = []
         for point, row in enumerate(rows):
             where = '%s, point %d' % (what, point)
@@ -107,3 +113,19 @@ def check_points(joint_names, fields, required=(), known=None, what='trajectory'
             raise ValueError('%s: time_from_start of point %d is not finite, >= 0 and '
                              'increasing' % (what, bad[0]))
     return out
+
+
+def _stacked(rows, k):
+    """
+    Return ``rows`` as one ``(points, k)`` array, or ``None``.
+
+    When each row is an ``array.array('d')`` of ``k`` finite numbers (a message's field, as
+    rclpy gives it): the common case of a trajectory of many points, in one copy and without
+    a Python step per point. Anything else (and a refusal's reason) is left to
+    :func:`check_points`' loop.
+    """
+    if not all(type(row) is array.array and row.typecode == 'd' and len(row) == k
+               for row in rows):
+        return None
+    values = np.frombuffer(bytearray().join(rows), dtype=float).reshape(len(rows), k)
+    return values if np.isfinite(values).all() else None

@@ -18,6 +18,11 @@ from rclpy.serialization import deserialize_message
 from rosgraph_msgs.msg import Clock
 
 LOG_PERIOD = 2.0  # s, the rate limit of repeated errors
+#: The interpreter's switch interval [s] while a :class:`SubscriptionThread` runs: how long
+#: another thread running Python (the executor filling a 600-point trajectory, a model build)
+#: keeps the GIL once the subscription's thread has a message waiting. Python's default, 5 ms,
+#: is five periods of a 1 kHz stream.
+SWITCH_INTERVAL = 0.0005
 
 
 def run(node_factory, args=None):
@@ -293,11 +298,16 @@ class SubscriptionThread:
         leaving the interpreter to other threads. ``inputs``: ``(subscription,
         callback(msg))`` pairs (also in :attr:`callback_group`) handled at each wake-up
         before or after the main messages, as they were published (the class's description).
+        The process's switch interval is lowered to :data:`SWITCH_INTERVAL`, so that a message
+        waits for the interpreter a fraction of a millisecond, not 5 ms, while another thread
+        runs Python.
         """
         self._subscription = subscription
         self._callback = callback
         self._inputs = tuple(inputs)
         SubscriptionThread._started.add(self)
+        if sys.getswitchinterval() > SWITCH_INTERVAL:  # (for the process: never raised here)
+            sys.setswitchinterval(SWITCH_INTERVAL)
         self._thread.start()
 
     def adopt_clock(self):

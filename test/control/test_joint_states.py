@@ -63,6 +63,15 @@ def test_non_finite_values_of_foreign_joints_are_ignored():
     assert merger.position[0] == 1.0
 
 
+def test_finite_values_whose_sum_overflows_are_merged():
+    # (the finiteness check sums a message's values first: an overflow is looked at again)
+    merger = JointStateMerger(JOINTS)
+    merger.update(joint_state(JOINTS, [1e308, 1e308, -1e308, -1e308], [1e308] * 4, [1e308] * 4),
+                  efforts=True)
+    np.testing.assert_array_equal(merger.position, [1e308, 1e308, -1e308, -1e308])
+    assert merger.effort_fresh
+
+
 def test_adopt_carries_state_over_by_name():
     old = JointStateMerger(JOINTS)
     old.update(joint_state(['a', 'c'], [1.0, 3.0], [0.1, 0.3]))

@@ -1,5 +1,6 @@
 """The JointTrajectory checks shared by the node, the offline command and the simulator."""
 
+import array
 import math
 
 import numpy as np
@@ -32,3 +33,19 @@ def test_fields_become_arrays_and_absent_fields_none():
 def test_bad_trajectories_are_named(names, fields, times, reason):
     with pytest.raises(ValueError, match=reason):
         check_points(names, fields, required=('positions',), known=('a', 'b'), times=times)
+
+
+def test_message_arrays_take_one_copy_with_the_same_results():
+    # rclpy gives each point's field as an array.array('d'): checked and stacked at once,
+    # to the loop's arrays, and refused with the loop's reason
+    rows = [[1.0, 2.0], [3.0, 4.0], [5.0, -6.0]]
+    fast = check_points(NAMES, {'positions': [array.array('d', r) for r in rows]})
+    np.testing.assert_array_equal(fast['positions'], check_points(NAMES, {'positions': rows})
+                                  ['positions'])
+    assert fast['positions'].flags.writeable
+    bad = [array.array('d', r) for r in rows]
+    bad[2][1] = math.inf
+    with pytest.raises(ValueError, match='point 2: positions are not finite'):
+        check_points(NAMES, {'positions': bad})
+    with pytest.raises(ValueError, match='point 1: positions has 1 entries'):
+        check_points(NAMES, {'positions': [bad[0], array.array('d', [1.0]), bad[2]]})
