@@ -26,7 +26,7 @@ from .capsules import convex_hull, fit_capsules, shape_points
 from .keep_out import KeepOut, read_srdf_pairs
 from .meshes import MeshError, read_mesh, resolve_mesh
 from ..analysis import AnalysisError
-from ..dynamics import forward_pass, full_positions
+from ..dynamics import forward_pass, full_positions, mimic_matrix
 from ..parsers.description import UrdfError
 from ..parsers.urdf import numbers, parse_xml
 from ..spatial import plux_parts, rpy_to_matrix
@@ -120,13 +120,9 @@ class Collisions:
                                 dtype=np.int64)
         # keep-out regions concern the links that move (those fixed to the root stay put)
         self.moving = np.flatnonzero(self.body >= 0)
-        # the independent coordinates' map: vf = G v
-        G = np.zeros((model.nvf, model.nv))
-        if model.has_mimic:
-            G[np.arange(model.nvf), model.v_src] = model.v_mult
-        else:
-            G[:] = np.eye(model.nv)
-        self._G = G
+        # the independent coordinates' map: vf = G v (the identity without mimic joints)
+        G = mimic_matrix(model)
+        self._G = np.eye(model.nv) if G is None else G
 
     def settle(self, start):
         """
