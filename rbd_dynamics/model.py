@@ -47,7 +47,7 @@ from .parsers.urdf_parser_py import description_from_urdf_robot
 from .runtime import Payload, RuntimeState
 from .spatial import parameters_from_spatial, spatial_inertia
 from .tree import build_bodies, build_drive, build_inertias, build_mimic, build_tree, \
-    DescriptionWarning, InertiaWarning, listing, subtree
+    DescriptionWarning, floating_description, InertiaWarning, listing, subtree
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -94,7 +94,13 @@ class Model:
             the damping of each mimic joint reflected onto its master (times multiplier^2).
         friction: ``(nv,)`` Coulomb friction [N m or N] (``<dynamics friction>``), with each mimic
             joint's reflected onto its master (times abs(multiplier)).
-        root_link: name of the root link.
+        root_link: name of the root link: the fixed frame (with a floating base, the frame
+            above the base's free joint).
+        base_joint: the name of the floating base's free joint (a ``floating`` joint, the
+            first of ``joint_names``: ``q[:7] = [x y z qx qy qz qw]``, ``qd[:6] = [v w]`` in
+            the base link's frame), ``None`` for a fixed base.
+        base_link: the link that moves freely (the free joint's child); the root link for a
+            fixed base.
         warnings: tuple of messages about accepted but suspicious input (inconsistent inertias,
             ignored tags), each also issued as a :class:`DescriptionWarning`.
         runtime: the :class:`RuntimeState` in use: everything that changes at runtime, swapped
@@ -119,7 +125,8 @@ class Model:
             :meth:`compile`); ``runtime.packed``.
     """
 
-    def __init__(self, description, gravity=(0.0, 0.0, -9.81), root_link=None, compiled=True):
+    def __init__(self, description, gravity=(0.0, 0.0, -9.81), root_link=None, compiled=True,
+                 floating_base=False):
         """
         Build the model from a description.
 
@@ -137,6 +144,10 @@ class Model:
         compiled
             build the compiled path now (where numba is installed); False: the NumPy
             path until :meth:`compile` is called.
+        floating_base
+            the root link moves: a ``floating`` joint (:attr:`base_joint`) above it, first of
+            the coordinates; a ``floating`` joint the description has above it is used as it
+            is.
 
         Raises
         ------
@@ -152,8 +163,14 @@ class Model:
         self.name = description.name
         # Each step sets the public attributes it defines and returns what a later step needs;
         # the steps collect their warnings, issued together once the model is whole.
+        self.base_joint = None
+        if floating_base:
+            description, root_link, self.base_joint = floating_description(description,
+                                                                           root_link)
         parent_joint = build_tree(self, description, root_link)
         build_bodies(self, parent_joint)
+        self.base_link = self.root_link if self.base_joint is None else \
+            description.joints[self.base_joint].child
         notes, v_index = build_mimic(self, description)
         build_drive(self, description, v_index)
         notes += build_inertias(self, description)
@@ -292,13 +309,14 @@ class Model:
 
     @classmethod
     def from_description(cls, description, gravity=(0.0, 0.0, -9.81), root_link=None,
-                         compiled=True):
+                         compiled=True, floating_base=False):
         """Build a model from a :class:`~rbd_dynamics.description.Description`."""
-        return cls(description, gravity=gravity, root_link=root_link, compiled=compiled)
+        return cls(description, gravity=gravity, root_link=root_link, compiled=compiled,
+                   floating_base=floating_base)
 
     @classmethod
     def from_urdf(cls, urdf_xml_text, gravity=(0.0, 0.0, -9.81), root_link=None,
-                  max_bytes=MAX_DESCRIPTION_BYTES, compiled=True):
+                  max_bytes=MAX_DESCRIPTION_BYTES, compiled=True, floating_base=False):
         """
         Build a model from URDF text.
 
@@ -315,6 +333,8 @@ class Model:
             descriptions larger than this are refused [bytes].
         compiled
             build the compiled path now (see :meth:`compile`).
+        floating_base
+            the root link moves: a free joint above it (see :class:`Model`).
 
         Raises
         ------
@@ -323,10 +343,11 @@ class Model:
 
         """
         return cls(parse_urdf(urdf_xml_text, max_bytes=max_bytes), gravity=gravity,
-                   root_link=root_link, compiled=compiled)
+                   root_link=root_link, compiled=compiled, floating_base=floating_base)
 
     @classmethod
-    def from_urdf_robot(cls, robot, gravity=(0.0, 0.0, -9.81), root_link=None, compiled=True):
+    def from_urdf_robot(cls, robot, gravity=(0.0, 0.0, -9.81), root_link=None, compiled=True,
+                        floating_base=False):
         """
         Build a model from a robot parsed by urdf_parser_py (``urdfdom_py``).
 
@@ -334,7 +355,7 @@ class Model:
         ----------
         robot
             a ``urdf_parser_py.urdf.Robot`` (``URDF.from_xml_string(text)``).
-        gravity, root_link, compiled
+        gravity, root_link, compiled, floating_base
             as for :meth:`from_urdf`.
 
         Raises
@@ -344,11 +365,12 @@ class Model:
 
         """
         return cls(description_from_urdf_robot(robot), gravity=gravity, root_link=root_link,
-                   compiled=compiled)
+                   compiled=compiled, floating_base=floating_base)
 
     @classmethod
     def from_urdf_file(cls, path, gravity=(0.0, 0.0, -9.81), root_link=None,
-                       max_bytes=MAX_DESCRIPTION_BYTES, compiled=True, xacro_args=None):
+                       max_bytes=MAX_DESCRIPTION_BYTES, compiled=True, xacro_args=None,
+                       floating_base=False):
         """
         Build a model from a URDF file, or a xacro file (see :meth:`from_urdf`).
 
@@ -357,7 +379,7 @@ class Model:
         path
             a URDF file; a name ending in ``.xacro`` is expanded with xacro (an optional
             dependency: ``pip install xacro``).
-        gravity, root_link, max_bytes, compiled
+        gravity, root_link, max_bytes, compiled, floating_base
             as for :meth:`from_urdf`.
         xacro_args
             xacro's ``name:=value`` arguments as ``{name: value}``.
@@ -372,7 +394,7 @@ class Model:
         """
         data = read_description_file(path, xacro_args=xacro_args, max_bytes=max_bytes)
         return cls.from_urdf(data, gravity=gravity, root_link=root_link, max_bytes=max_bytes,
-                             compiled=compiled)
+                             compiled=compiled, floating_base=floating_base)
 
     # Queries -------------------------------------------------------------------------------------
 

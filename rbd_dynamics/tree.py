@@ -5,6 +5,7 @@ Each step sets the public attributes of the model it defines (see :class:`~.mode
 returns what a later step needs; the steps collect their warnings, which the model issues
 together once it is whole:
 
+- :func:`floating_description` (a floating base only) puts a free joint above the root link;
 - :func:`build_tree` picks the root link and orders the tree depth first (children in
   document order), so that every body's parent has a smaller number (``parent[i] < i``);
 - :func:`build_bodies` merges links attached by ``fixed`` joints into the moving body they hang
@@ -19,7 +20,7 @@ together once it is whole:
 import numpy as np
 
 from .joints import JointModel
-from .parsers.description import UrdfError
+from .parsers.description import Description, UrdfError
 from .spatial import frame_transform, inertia_problem, rpy_to_matrix, spatial_inertia
 
 
@@ -34,6 +35,64 @@ class DescriptionWarning(UserWarning):
 
 class InertiaWarning(DescriptionWarning):
     """A link inertia is finite but not physically consistent."""
+
+
+#: The names a floating base's free joint and the fixed frame above it take (Pinocchio's and
+#: ROS's usual ones; a suffix ``_1``, ``_2``... where the description uses the name already).
+BASE_JOINT = 'root_joint'
+WORLD_LINK = 'world'
+
+
+def floating_description(desc, root_link):
+    """
+    Return ``(description, root_link, base_joint)`` with a free joint above the root link.
+
+    The root link (``root_link``, or the description's root) gets a ``floating`` joint
+    (:data:`BASE_JOINT`) from a massless fixed frame (:data:`WORLD_LINK`), which becomes the
+    model's root. A description whose root already carries one -- a massless root with a single
+    ``floating`` joint below it, or a ``root_link`` whose parent joint is ``floating`` -- is used
+    as it is, that joint being the base's.
+    """
+    parent_joint = {joint.child: joint for joint in desc.joints.values()}
+    if root_link in (None, ''):
+        roots = [name for name in desc.links if name not in parent_joint]
+        if len(roots) != 1:
+            return desc, root_link, None  # build_tree says what is wrong
+        root_link = roots[0]
+        below = [joint for joint in desc.joints.values() if joint.parent == root_link]
+        if (len(below) == 1 and below[0].jtype == 'floating'
+                and desc.links[root_link].mass == 0.0):
+            return desc, root_link, _at_origin(below[0])
+    elif root_link in parent_joint and parent_joint[root_link].jtype == 'floating':
+        joint = parent_joint[root_link]
+        return desc, joint.parent, _at_origin(joint)
+    if root_link not in desc.links:
+        return desc, root_link, None
+    floating = Description(desc.name)
+    floating.links = dict(desc.links)
+    floating.joints = dict(desc.joints)
+    world = _unused(WORLD_LINK, desc.links)
+    joint = _unused(BASE_JOINT, desc.joints)
+    floating.add_link(world)
+    floating.add_joint(joint, 'floating', world, root_link)
+    return floating, world, joint
+
+
+def _at_origin(joint):
+    """Return the name of a base's ``floating`` joint; refuse one with an ``<origin>``."""
+    if np.any(joint.xyz != 0.0) or np.any(joint.rpy != 0.0):
+        raise UrdfError('joint %r: a floating base needs its floating joint at the origin of '
+                        'its parent (xyz and rpy 0)' % joint.name)
+    return joint.name
+
+
+def _unused(name, taken):
+    """Return ``name``, or ``name_1``, ``name_2``... the first not in ``taken``."""
+    candidate, count = name, 0
+    while candidate in taken:
+        count += 1
+        candidate = '%s_%d' % (name, count)
+    return candidate
 
 
 def build_tree(model, desc, root_link):

@@ -28,6 +28,7 @@ LAYERS = (
     ('model', 'crba', 'coriolis', 'jacobians', 'regressors'),
     ('eom',),
     ('frames', 'precompile'),
+    ('floating',),
     ('__init__',),
     ('control',),
     ('analysis', 'sim'),
