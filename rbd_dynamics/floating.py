@@ -41,7 +41,7 @@ import numpy as np
 from .dynamics import rnea
 from .eom import jacobian
 from .frames import link_acceleration, link_pose
-from .spatial import matrix_to_quaternion, quaternion_to_matrix
+from .spatial import matrix_to_quaternion, plux_parts, quaternion_to_matrix
 
 #: The proper acceleration of a base at rest [m/s^2], up.
 STANDARD_GRAVITY = 9.81
@@ -51,6 +51,8 @@ STANDARD_GRAVITY = 9.81
 CONTACT_TYPES = ('surface', 'point')
 
 _BASE_POSE = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+_ZERO3 = np.zeros(3)
+_ZERO3.setflags(write=False)
 
 
 class BaseMotion(NamedTuple):
@@ -124,7 +126,7 @@ def base_at_rest(orientation, gravity=STANDARD_GRAVITY):
 
 
 def base_motion_from_imu(model, q, qd, qdd, link, orientation, angular_velocity,
-                         angular_acceleration, proper_acceleration):
+                         angular_acceleration, proper_acceleration, base_rotation=None):
     """
     Move an IMU's reading on ``link`` to the base, through the model's kinematics.
 
@@ -148,25 +150,44 @@ def base_motion_from_imu(model, q, qd, qdd, link, orientation, angular_velocity,
         ``(4,)`` unit quaternion ``[x y z w]`` of the link in a gravity-aligned world.
     angular_velocity, angular_acceleration, proper_acceleration
         ``(3,)`` each, in the link's frame (as :class:`BaseMotion`).
+    base_rotation
+        ``None``, or the base's own ``(orientation, angular_velocity, angular_acceleration)``
+        (odometry's) to use instead of the IMU's; the IMU then gives the proper acceleration
+        only.
 
     Returns
     -------
     The base's :class:`BaseMotion`.
 
     """
-    qf, vf, af = _full_state(model, q, qd, qdd, np.zeros(3), np.zeros(3))
-    T = link_pose(model, qf, link)
-    R, r = T[:3, :3], T[:3, 3]
-    J = jacobian(model, qf, link, 'world')
-    v_rel, w_rel = J[:3] @ vf, J[3:] @ vf
-    a = link_acceleration(model, qf, vf, af, link)
-    a_rel, alpha_rel = a[:3], a[3:]
-    w = R @ np.asarray(angular_velocity, dtype=float) - w_rel
-    alpha = R @ np.asarray(angular_acceleration, dtype=float) - alpha_rel - np.cross(w, w_rel)
-    proper = (R @ np.asarray(proper_acceleration, dtype=float) - np.cross(alpha, r)
-              - np.cross(w, np.cross(w, r)) - 2.0 * np.cross(w, v_rel) - a_rel)
-    world_R_link = quaternion_to_matrix(np.asarray(orientation, dtype=float))
-    return BaseMotion(matrix_to_quaternion(world_R_link @ R.T), w, alpha, proper)
+    if model.link_body[link] == 0:  # on the base's body: no joint between them
+        E, r = plux_parts(model.link_X[link])
+        R = E.T
+        v_rel = w_rel = a_rel = alpha_rel = _ZERO3
+    else:
+        qf, vf, af = _full_state(model, q, qd, qdd, _ZERO3, _ZERO3)
+        T = link_pose(model, qf, link)
+        R, r = T[:3, :3], T[:3, 3]
+        J = jacobian(model, qf, link, 'world')
+        v_rel, w_rel = J[:3] @ vf, J[3:] @ vf
+        a = link_acceleration(model, qf, vf, af, link)
+        a_rel, alpha_rel = a[:3], a[3:]
+    if base_rotation is None:
+        w = R @ np.asarray(angular_velocity, dtype=float) - w_rel
+        alpha = R @ np.asarray(angular_acceleration, dtype=float) - alpha_rel - _cross(w, w_rel)
+        world_R_link = quaternion_to_matrix(np.asarray(orientation, dtype=float))
+        quaternion = matrix_to_quaternion(world_R_link @ R.T)
+    else:
+        quaternion, w, alpha = (np.asarray(x, dtype=float) for x in base_rotation)
+    proper = (R @ np.asarray(proper_acceleration, dtype=float) - _cross(alpha, r)
+              - _cross(w, _cross(w, r) + 2.0 * v_rel) - a_rel)
+    return BaseMotion(quaternion, w, alpha, proper)
+
+
+def _cross(a, b):
+    """Return ``a x b`` of two ``(3,)`` vectors (without ``np.cross``'s general machinery)."""
+    return np.array((a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                     a[0] * b[1] - a[1] * b[0]))
 
 
 def floating_inverse_dynamics(model, q, qd, qdd, base, f_ext=None, contacts=(),
@@ -204,35 +225,101 @@ def floating_inverse_dynamics(model, q, qd, qdd, base, f_ext=None, contacts=(),
         are not one positive number per contact.
 
     """
+    return _inverse_dynamics(model, q, ((qd, qdd, base, f_ext),), contacts, contact_type,
+                             weights)[0]
+
+
+def floating_torques(model, q, qd, qdd, base, rest, f_ext=None, f_rest=None, contacts=(),
+                     contact_type='surface', weights=None):
+    """
+    Return :func:`floating_inverse_dynamics` of a state and the joint torques at rest.
+
+    What a controller publishes for one joint state: the feedforward (``qd``, ``qdd`` with the
+    base's motion ``base`` and the sensors' ``f_ext``) and the gravity compensation (the joints
+    and the base at rest, the base in ``rest``: :func:`base_at_rest`, with ``f_rest``), the
+    contacts' Jacobians and their split shared by both.
+
+    Returns
+    -------
+    ``(result, torques_at_rest)``: a :class:`FloatingResult` and ``(nv - 6,)`` torques.
+
+    """
+    zero = np.zeros(model.nv - 6)
+    moving, still = _inverse_dynamics(
+        model, q, ((qd, qdd, base, f_ext), (zero, zero, rest, f_rest)), contacts, contact_type,
+        weights)
+    return moving, still.torques
+
+
+def _inverse_dynamics(model, q, states, contacts, contact_type, weights):
+    """Return a :class:`FloatingResult` per ``(qd, qdd, base, f_ext)`` of ``states`` at ``q``."""
     if model.base_joint is None:
         raise ValueError('the model has a fixed base (build it with floating_base=True)')
     if contact_type not in CONTACT_TYPES:
         raise ValueError('contact type %r: one of %s' % (contact_type, ', '.join(CONTACT_TYPES)))
     contacts = tuple(contacts)
     weights = _weights(weights, len(contacts))
+    found = []
+    for qd, qdd, base, f_ext in states:
+        qf, vf, af = base_state(model, q, qd, qdd, base)
+        tau = rnea(model, qf, vf, af)
+        base_wrench = tau[:6].copy()
+        if f_ext:
+            tau = rnea(model, qf, vf, af, f_ext)
+        found.append((base_wrench, tau))
+    if not contacts:
+        return [FloatingResult(tau[6:], base_wrench, {}, tau[:6])
+                for base_wrench, tau in found]
+    rows = 6 if contact_type == 'surface' else 3
+    jacobians = [jacobian(model, qf, link, 'local')[:rows] for link in contacts]
+    scale = np.repeat(1.0 / np.sqrt(weights), rows)
+    A = np.concatenate([J[:, :6].T for J in jacobians], axis=1) * scale
+    rests = np.stack([tau[:6] for _, tau in found], axis=1)
+    lams = _minimum_norm(A, rests) * scale[:, None]
+    unbalanced = rests - A @ (lams / scale[:, None])
+    results = []
+    for k, (base_wrench, tau) in enumerate(found):
+        torques = tau[6:].copy()
+        wrenches = {}
+        for c, (link, J) in enumerate(zip(contacts, jacobians)):
+            wrench = lams[c * rows:(c + 1) * rows, k]
+            torques -= J[:, 6:].T @ wrench
+            wrenches[link] = wrench if rows == 6 else np.concatenate((wrench, np.zeros(3)))
+        results.append(FloatingResult(torques, base_wrench, wrenches, unbalanced[:, k]))
+    return results
+
+
+def base_state(model, q, qd, qdd, base):
+    """
+    Return the whole model's ``(qf, vf, af)`` for the joints' state and the base's motion.
+
+    The base sits at the origin with no linear velocity, its angular velocity and acceleration
+    those of ``base``, and its linear acceleration such that, with the model's ``gravity``,
+    the base origin's proper acceleration is ``base.proper_acceleration``: any function of the
+    library (:func:`~rbd_dynamics.rnea`, :func:`~rbd_dynamics.payload_wrench`...) then sees
+    gravity as the IMU measured it.
+    """
     qf, vf, af = _full_state(model, q, qd, qdd, base.angular_velocity,
                              base.angular_acceleration)
     af[:3] += np.asarray(base.proper_acceleration, dtype=float) + model.gravity
-    tau = rnea(model, qf, vf, af)
-    base_wrench = tau[:6].copy()
-    if f_ext:
-        tau = rnea(model, qf, vf, af, f_ext)
-    rest = tau[:6]
-    torques = tau[6:].copy()
-    found = {}
-    unbalanced = rest.copy()
-    if contacts:
-        rows = 6 if contact_type == 'surface' else 3
-        jacobians = [jacobian(model, qf, link, 'local')[:rows] for link in contacts]
-        scale = np.repeat(1.0 / np.sqrt(weights), rows)
-        A = np.concatenate([J[:, :6].T for J in jacobians], axis=1) * scale
-        lam = np.linalg.lstsq(A, rest, rcond=None)[0] * scale
-        unbalanced = rest - A @ (lam / scale)
-        for k, (link, J) in enumerate(zip(contacts, jacobians)):
-            wrench = lam[k * rows:(k + 1) * rows]
-            torques -= J[:, 6:].T @ wrench
-            found[link] = np.concatenate((wrench, np.zeros(6 - rows)))
-    return FloatingResult(torques, base_wrench, found, unbalanced)
+    return qf, vf, af
+
+
+def _minimum_norm(A, B):
+    """
+    Return the ``X`` of least norm among those that minimise ``|A X - B|``, column by column.
+
+    Surface contacts give ``A`` (6 x m) full row rank, where ``X = A^T (A A^T)^-1 B`` is it
+    (one small solve); otherwise (point contacts on a line, too few) the SVD's least squares.
+    """
+    if A.shape[1] >= 6:
+        try:
+            X = A.T @ np.linalg.solve(A @ A.T, B)
+        except np.linalg.LinAlgError:
+            X = None
+        if X is not None and np.abs(A @ X - B).max() <= 1e-9 * (1.0 + np.abs(B).max()):
+            return X
+    return np.linalg.lstsq(A, B, rcond=None)[0]
 
 
 def _weights(weights, count):

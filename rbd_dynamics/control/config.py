@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from .base import ANGULAR_ACCELERATIONS, BASE_TYPES
 from .observer import REACTIONS
 from .task import DEFAULT_STIFFNESS, MODES
 from ..drive import COULOMB_VELOCITY
@@ -46,6 +47,8 @@ PER_JOINT = {
 #: How a force/torque sensor's wrench is meant: on the robot, or by it (``wrench.<n>.convention``).
 CONVENTIONS = ('applied_on_robot', 'exerted_by_robot')
 DESCRIPTION_UPDATES = ('accept', 'lock')
+#: The kinds of ``contacts.type`` (rbd_dynamics.floating.CONTACT_TYPES).
+CONTACT_TYPES = ('surface', 'point')
 MAX_TIMEOUT = 3600.0  # s
 
 # What a change of a parameter affects (the node acts on these).
@@ -190,6 +193,34 @@ PARAMETERS = (
          'the URDF root', MODEL),
     Spec('gravity', [0.0, 0.0, -9.81], T.DOUBLE_ARRAY, 'gravity acceleration in the root link '
          'frame [m/s^2]', MODEL, _finite(3), '3 finite numbers'),
+    Spec('base.type', 'fixed', T.STRING, 'fixed: the root link is bolted down; floating: it '
+         'moves (a free joint above it, its motion from base.imu): humanoids, quadrupeds, arms '
+         'on a moving base', MODEL, _one_of(BASE_TYPES), ' or '.join(BASE_TYPES)),
+    Spec('base.imu.topic', '', T.STRING, 'sensor_msgs/Imu of a link of the robot (orientation '
+         'in a gravity-aligned world, angular velocity, proper linear acceleration: +9.81 up at '
+         'rest); needed by base.type floating', FIXED),
+    Spec('base.imu.frame', '', T.STRING, "the IMU's link, overriding header.frame_id; empty: "
+         'the header', SETUP),
+    Spec('base.imu.timeout', 0.05, T.DOUBLE, 'an IMU (or odometry) reading older than this is '
+         'stale: no floating-base output at all [s]', SETUP,
+         _finite(minimum=0.0, strict=True), '> 0', float_range=(0.0, MAX_TIMEOUT)),
+    Spec('base.angular_acceleration', 'differentiate', T.STRING, "the base's angular "
+         'acceleration, which the IMU does not measure: differentiate (the angular velocity by '
+         'the header stamps, a quadratic fit over 20 ms) or zero', SETUP,
+         _one_of(ANGULAR_ACCELERATIONS), ' or '.join(ANGULAR_ACCELERATIONS)),
+    Spec('base.odometry.topic', '', T.STRING, 'optional nav_msgs/Odometry of the root link: '
+         "its orientation and angular velocity, used instead of the IMU's (the IMU still "
+         'gives the acceleration); empty: none', FIXED),
+    Spec('contacts.links', [], T.STRING_ARRAY, 'links the environment may hold (feet, a hand '
+         'on a table) whose wrench no force/torque sensor measures: they carry what the '
+         'sensors leave of the base wrench (weighted minimum norm); ~/contact_wrench/<link>',
+         SETUP, _no_duplicates),
+    Spec('contacts.type', 'surface', T.STRING, 'surface: a contact carries a whole wrench (6 '
+         'components); point: a force at the link origin (3)', SETUP,
+         _one_of(CONTACT_TYPES), ' or '.join(CONTACT_TYPES)),
+    Spec('contacts.weights', [], T.DOUBLE_ARRAY, 'one per contact link: the split minimises '
+         'the sum of w_i |lambda_i|^2; empty: equal', SETUP, _finite(0, 0.0, strict=True),
+         'len(contacts.links) finite numbers > 0, or empty'),
     Spec('joints', [], T.STRING_ARRAY, 'output order of the torques and of '
          'desired_accelerations; empty: every independent joint in model order', SETUP,
          _no_duplicates),
@@ -396,6 +427,11 @@ class Config:
         link to estimate the external wrench at; '' for none.
     task_link, task_mode, task_stiffness, task_damping, task_nullspace_stiffness
         the task-space law (:class:`~.task.TaskSettings`); ``task_link`` '' for none.
+    imu_frame, imu_timeout, angular_acceleration
+        the floating base's IMU (``base.imu.frame``, ``base.imu.timeout``,
+        ``base.angular_acceleration``).
+    contacts_links, contacts_type, contacts_weights
+        the floating base's contacts (``contacts.*``).
 
     """
 
@@ -410,6 +446,8 @@ class Config:
             setattr(self, attribute, settings.get(attribute, DEFAULTS[name]))
         self.task_stiffness = tuple(self.task_stiffness)
         self.task_damping = tuple(self.task_damping)
+        self.contacts_links = tuple(self.contacts_links)
+        self.contacts_weights = tuple(self.contacts_weights)
 
     @classmethod
     def from_parameters(cls, params):
@@ -440,6 +478,12 @@ SETTINGS = {
     'task_stiffness': 'task.stiffness',
     'task_damping': 'task.damping',
     'task_nullspace_stiffness': 'task.nullspace_stiffness',
+    'imu_frame': 'base.imu.frame',
+    'imu_timeout': 'base.imu.timeout',
+    'angular_acceleration': 'base.angular_acceleration',
+    'contacts_links': 'contacts.links',
+    'contacts_type': 'contacts.type',
+    'contacts_weights': 'contacts.weights',
 }
 
 

@@ -17,15 +17,18 @@ def joint_state_problem(model):
     Say why joint states cannot describe ``model``, or return ``''``.
 
     A ``sensor_msgs/JointState`` carries one coordinate per joint: a model with a floating or
-    planar joint in use (several coordinates) cannot be driven by it, and a model without
-    moving joints has nothing to drive.
+    planar joint in use (several coordinates) cannot be driven by it -- a floating base's free
+    joint aside, whose state comes from its IMU -- and a model without moving joints has
+    nothing to drive.
     """
     multi = [(name, jtype, nq) for name, jtype, nq, nv in zip(
-        model.joint_names, model.joint_types, model.joint_nq, model.joint_nv) if nv != 1]
+        model.joint_names, model.joint_types, model.joint_nq, model.joint_nv)
+        if nv != 1 and name != model.base_joint]
     if multi:
-        return ('joint %s, which joint states cannot carry; set root_link to a link below it'
-                % ', '.join('%r is %s (%d coordinates)' % item for item in multi))
-    if not model.nv:
+        return ('joint %s, which joint states cannot carry; set root_link to a link below it%s'
+                % (', '.join('%r is %s (%d coordinates)' % item for item in multi),
+                   '' if model.base_joint else ', or base.type floating for a moving root'))
+    if model.nv == (6 if model.base_joint else 0):
         return 'the model has no moving joints'
     return ''
 

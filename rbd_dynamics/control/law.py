@@ -24,11 +24,13 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .base import base_motions, BaseInput
 from .observer import Observer
 from .sensors import Bias
 from .setup import first_over_limit
 from .task import quaternion_matrix
 from ..dynamics import gravity_torques, payload_wrench, rnea
+from ..floating import base_state, floating_torques
 from ..frames import link_pose
 
 
@@ -57,14 +59,17 @@ class Output:
         the observer's step :meth:`Controller.compute` left for
         :meth:`Controller.observe_pending` (``observe_later``), or ``None``. It holds the
         caller's state arrays: run it before they change.
+    floating
+        a floating base's :class:`~rbd_dynamics.floating.FloatingResult` of the feedforward
+        (base wrench, contact wrenches, unbalanced wrench), or ``None``.
 
     """
 
     __slots__ = ('feedforward', 'gravity', 'command', 'saturated', 'external', 'step',
-                 'task_error', 'pending')
+                 'task_error', 'pending', 'floating')
 
     def __init__(self, feedforward, gravity, command, saturated, external=None, step=None,
-                 task_error=None, pending=None):
+                 task_error=None, pending=None, floating=None):
         self.feedforward = feedforward
         self.gravity = gravity
         self.command = command
@@ -73,6 +78,7 @@ class Output:
         self.step = step
         self.task_error = task_error
         self.pending = pending  # the observer's step left for after the torques (compute)
+        self.floating = floating
 
 
 class Stamped(NamedTuple):
@@ -132,6 +138,8 @@ class Controller:
         self._hold = None  # the task-space law's TaskHold, taken when the law starts
         self._last_command = None  # (setup, time [ns], command)
         self.observer = Observer()
+        self.base = BaseInput()  # a floating base's IMU and odometry
+        self.base_problem = ''  # why the last state of a floating base had no torques
 
     # Inputs -------------------------------------------------------------------------------------
 
@@ -218,7 +226,7 @@ class Controller:
             qd = np.where(desired.mask, desired.qd, qd)
         return setup.drive_torques(qd, qdd)
 
-    def wrenches(self, setup, q, qd, qdd, now_ns, observed=False):
+    def wrenches(self, setup, q, qd, qdd, now_ns, observed=False, rest=None):
         """
         External wrenches of the fresh readings: feedforward, gravity, the observer, the task law.
 
@@ -229,6 +237,9 @@ class Controller:
         observer taking their inertia out of its mass matrix
         (:func:`~.observer.inertia_times`), so that neither the commanded acceleration nor
         an unmeasured one enters the residual.
+
+        A floating base passes the whole model's state (:func:`~rbd_dynamics.floating.base_state`)
+        and, as ``rest``, the ``(qd, qdd)`` of the base at rest (gravity as the IMU sees it).
 
         Returns
         -------
@@ -253,7 +264,8 @@ class Controller:
                 # the sensor also carries the modelled bodies beyond it; their wrench at the
                 # state of each torque turns the reading into the contact wrench
                 w_ff = wrench + payload_wrench(setup.model, link, q, qd, qdd)
-                w_g = wrench + payload_wrench(setup.model, link, q)
+                w_g = wrench + (payload_wrench(setup.model, link, q) if rest is None
+                                else payload_wrench(setup.model, link, q, *rest))
                 if observed:
                     w_obs = wrench + payload_wrench(setup.model, link, q, qd)
                     carried.append(link)
@@ -290,6 +302,8 @@ class Controller:
         published then).
 
         """
+        if setup.floating:
+            return self.compute_floating(setup, q, qd, now_ns)
         model = setup.model
         desired = self.fresh_desired(setup, now_ns)
         qdd = self.commanded_acceleration(setup, q, qd, desired)
@@ -353,6 +367,54 @@ class Controller:
         return Output(tau_ff, tau_g, command, saturated,
                       None if step is None else setup.to_outputs(step.residual), step,
                       task_error, pending)
+
+    def compute_floating(self, setup, q, qd, now_ns):
+        """
+        Torques of a floating base (:mod:`rbd_dynamics.floating`) for the joints' state.
+
+        The base's motion comes from the fresh IMU (and odometry) reading; without one, or
+        where a torque would not be finite, nothing: ``None``, the reason in
+        :attr:`base_problem`. The feedforward is the floating-base RNEA at the commanded
+        acceleration, the contacts carrying what the sensors leave of the base wrench; the
+        gravity compensation the same with the base at rest in the IMU's orientation and the
+        joints at rest.
+        """
+        model = setup.model
+        imu, odometry = self.base.fresh(now_ns, setup.imu_timeout_ns)
+        if imu is None:
+            self.base_problem = ('no IMU reading yet' if self.base.imu is None else
+                                 'the IMU reading is stale (%.3g s old, base.imu.timeout %.3g s)'
+                                 % ((now_ns - self.base.imu.arrival_ns) * 1e-9,
+                                    setup.imu_timeout_ns * 1e-9))
+            return None
+        desired = self.fresh_desired(setup, now_ns)
+        qdd = self.commanded_acceleration(setup, q, qd, desired)
+        zero = setup.zero
+        if imu.link not in model.link_body:
+            self.base_problem = 'the IMU frame %r is not a link of the model' % imu.link
+            return None
+        motion, rest = base_motions(model, q, qd, qdd, imu, odometry, setup.differentiate)
+        f_ff = f_g = None
+        if self.sensors:
+            full = base_state(model, q, qd, qdd, motion)
+            at_rest = base_state(model, q, zero, zero, rest)
+            f_ff, f_g, _, _ = self.wrenches(setup, *full, now_ns, rest=at_rest[1:])
+        result, tau_g = floating_torques(model, q, qd, qdd, motion, rest, f_ff, f_g,
+                                         setup.contacts, setup.contact_type,
+                                         setup.contact_weights)
+        tau_ff = result.torques
+        if setup.drive_on:
+            tau_ff = tau_ff + self.drive(setup, qd, qdd, desired)
+        tau_ff = setup.to_outputs(tau_ff)
+        tau_g = setup.to_outputs(tau_g)
+        if not (np.isfinite(tau_ff).all() and np.isfinite(tau_g).all()
+                and np.isfinite(result.unbalanced).all()):
+            self.base_problem = 'a torque would not be finite'
+            return None
+        self.base_problem = ''
+        command, saturated = self.limit(setup, tau_ff if setup.feedforward_out else tau_g,
+                                        now_ns)
+        return Output(tau_ff, tau_g, command, saturated, floating=result)
 
     def _observe_now(self, pending):
         if pending is not None:

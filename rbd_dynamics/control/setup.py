@@ -27,6 +27,12 @@ class Setup:
         the :class:`~rbd_dynamics.Model`.
     config
         the :class:`Config`.
+    floating
+        the model has a floating base: its free joint is left out of every joint vector
+        here ("model order" is then the order of ``model.joint_names[1:]``).
+    names, nv
+        the independent joints of the joint vectors (the model's, without a floating base's
+        free joint), and their number of velocities.
     joints
         output order.
     index
@@ -76,6 +82,12 @@ class Setup:
         the checked :class:`~.task.TaskSettings`, or ``None`` (no ``task.link``).
     task_out
         ``~/effort_commands`` carries the task-space law (``command_output: task``).
+    contacts, contact_type, contact_weights
+        the floating base's contact links, their kind and weights (``contacts.*``; weights
+        ``None`` for equal).
+    imu_frame, imu_timeout_ns, differentiate
+        the IMU's link override, how old its reading may be, and whether the base's angular
+        acceleration is the derivative of the angular velocity (``base.*``).
 
     """
 
@@ -92,8 +104,13 @@ class Setup:
         """
         self.model = model
         self.config = config
-        self.index = {name: i for i, name in enumerate(model.joint_names)}
-        self.joints = config.joints or model.joint_names
+        # a floating base's free joint comes first; it has no entry in any joint list
+        self.floating = model.base_joint is not None
+        base = 6 if self.floating else 0
+        self.names = model.joint_names[1:] if self.floating else model.joint_names
+        self.nv = model.nv - base
+        self.index = {name: i for i, name in enumerate(self.names)}
+        self.joints = config.joints or self.names
         unknown = [name for name in self.joints if name not in self.index]
         if unknown:
             mimic = [name for name in unknown if name in model.mimic]
@@ -101,43 +118,44 @@ class Setup:
                              '(joints of the model: %s)'
                              % (', '.join(unknown),
                                 ' (%s follow a mimic master)' % ', '.join(mimic) if mimic else '',
-                                ', '.join(model.joint_names)))
+                                ', '.join(self.names)))
         if len(set(self.joints)) != len(self.joints):
             raise ValueError('joints lists a joint more than once')
         reason = check_lengths(config, len(self.joints))
         if reason:
             raise ValueError(reason)
         self.rows = np.array([self.index[name] for name in self.joints], dtype=np.intp)
-        self.reorder = None if np.array_equal(self.rows, np.arange(model.nv)) else self.rows
+        self.reorder = None if np.array_equal(self.rows, np.arange(self.nv)) else self.rows
         lists = config.per_joint
-        self.kp = self._model_order(lists['kp'], np.zeros(model.nv))
-        self.kd = self._model_order(lists['kd'], np.zeros(model.nv))
-        self.viscous = self._model_order(lists['drive.viscous'], model.damping)
-        self.coulomb = self._model_order(lists['drive.coulomb'], model.friction)
-        self.armature = self._model_order(lists['drive.armature'], np.zeros(model.nv))
+        self.kp = self._model_order(lists['kp'], np.zeros(self.nv))
+        self.kd = self._model_order(lists['kd'], np.zeros(self.nv))
+        self.viscous = self._model_order(lists['drive.viscous'], model.damping[base:])
+        self.coulomb = self._model_order(lists['drive.coulomb'], model.friction[base:])
+        self.armature = self._model_order(lists['drive.armature'], np.zeros(self.nv))
         self.coulomb_velocity = self._coulomb_velocity(config.coulomb_velocity)
-        self.effort_scale = self._model_order(lists['drive.effort_scale'], np.ones(model.nv))
+        self.effort_scale = self._model_order(lists['drive.effort_scale'], np.ones(self.nv))
         if not (np.isfinite(self.effort_scale).all() and (self.effort_scale != 0.0).all()):
             raise ValueError('drive.effort_scale must be finite and non-zero (joint torque per '
                              "unit of the driver's effort), got %r"
                              % (list(lists['drive.effort_scale']),))
         self.command_scale = self.effort_scale[self.rows]
         self.scaled = bool((self.effort_scale != 1.0).any())
-        self.effort_offset = self._model_order(lists['drive.effort_offset'], np.zeros(model.nv))
+        self.effort_offset = self._model_order(lists['drive.effort_offset'], np.zeros(self.nv))
         if not np.isfinite(self.effort_offset).all():
             raise ValueError('drive.effort_offset must be finite [N m or N], got %r'
                              % (list(lists['drive.effort_offset']),))
         self.offset = bool((self.effort_offset != 0.0).any())
-        limits = self._model_order(lists['limits.effort'], model.effort_limits)[self.rows]
+        limits = self._model_order(lists['limits.effort'], model.effort_limits[base:])[self.rows]
         limits[limits == 0.0] = np.inf  # 0: unlimited, as in a URDF
         self.effort_limits = limits
         self.limited = bool(np.isfinite(limits).any())
         # every independent joint's limit (the outputs' as configured), for trajectories
-        self.model_effort_limits = np.array(model.effort_limits, dtype=float)
+        self.model_effort_limits = np.array(model.effort_limits[base:], dtype=float)
         self.model_effort_limits[self.rows] = limits
-        self.continuous = np.array([t == 'continuous' for t in model.joint_types], dtype=bool)
+        self.continuous = np.array([t == 'continuous' for t in model.joint_types[base and 1:]],
+                                   dtype=bool)
         self.has_continuous = bool(self.continuous.any())
-        self.zero = np.zeros(model.nv)
+        self.zero = np.zeros(self.nv)
         self.feedforward_out = config.command_output == 'feedforward'
         self.desired_timeout_ns = int(config.desired_timeout * 1e9)
         self.drive_on = bool(config.drive_compensate)
@@ -180,16 +198,47 @@ class Setup:
                                      config.task_nullspace_stiffness)
         elif self.task_out:
             raise ValueError('command_output task needs task.link: the link to control')
+        self._base_settings(config)
+
+    def _base_settings(self, config):
+        """Check the floating base's settings (``contacts.*``, ``base.*``)."""
+        model = self.model
+        self.contacts = tuple(config.contacts_links)
+        self.contact_type = config.contacts_type
+        self.contact_weights = tuple(config.contacts_weights) or None
+        self.imu_frame = config.imu_frame
+        self.imu_timeout_ns = int(config.imu_timeout * 1e9)
+        self.differentiate = config.angular_acceleration == 'differentiate'
+        if not self.floating:
+            if self.contacts:
+                raise ValueError('contacts.links needs base.type floating (a fixed base is '
+                                 'held by its mounting)')
+            return
+        refused = [name for name, on in (('contact.observer', self.observer_on),
+                                         ('task.link', self.task is not None)) if on]
+        if refused:
+            raise ValueError('%s: not available on a floating base yet' % ', '.join(refused))
+        unknown = [link for link in self.contacts if link not in model.link_body]
+        if unknown:
+            raise ValueError('contacts.links names %s, not links of the model'
+                             % ', '.join(unknown))
+        if len(set(self.contacts)) != len(self.contacts):
+            raise ValueError('contacts.links lists a link more than once')
+        if self.contact_weights and len(self.contact_weights) != len(self.contacts):
+            raise ValueError('contacts.weights has %d entries, contacts.links has %d'
+                             % (len(self.contact_weights), len(self.contacts)))
+        if config.imu_frame and config.imu_frame not in model.link_body:
+            raise ValueError('base.imu.frame %r is not a link of the model' % config.imu_frame)
 
     def _coulomb_velocity(self, value):
         """``(nv,)`` widths in model order of one width or a list in ``joints`` order."""
         if np.ndim(value) == 0:
-            widths = np.full(self.model.nv, float(value))
+            widths = np.full(self.nv, float(value))
         else:
             if len(value) != len(self.joints):
                 raise ValueError('drive.coulomb_velocity has %d entries, joints has %d (give '
                                  'one width, or one per joint)' % (len(value), len(self.joints)))
-            widths = self._model_order(value, np.full(self.model.nv, COULOMB_VELOCITY))
+            widths = self._model_order(value, np.full(self.nv, COULOMB_VELOCITY))
         if not (np.isfinite(widths).all() and (widths > 0.0).all()):
             raise ValueError('drive.coulomb_velocity must be finite numbers > 0, got %r'
                              % (value,))

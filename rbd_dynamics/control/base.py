@@ -1,0 +1,195 @@
+"""
+A floating base's state from an IMU (and odometry): checked, kept, differentiated.
+
+An IMU (``sensor_msgs/Imu``) on a link of the robot gives that link's orientation in a
+gravity-aligned world, its angular velocity and its proper linear acceleration (the specific
+force), in its own frame. :class:`BaseInput` keeps the last good reading, refuses a bad one
+with the reason (the last good one stays until its timeout), and gives the angular
+acceleration, which an IMU does not measure: zero, or the derivative of the angular velocity
+by the readings' header stamps. The derivative is that of a quadratic fitted by least squares
+to the readings of the last :data:`DIFFERENTIATE_WINDOW` seconds, taken at the newest one:
+exact for an angular velocity that changes as a quadratic in time, without the half-step lag
+of a difference of two readings, and averaging the gyro's noise over the window.
+
+Odometry (``nav_msgs/Odometry`` of the base link), where configured and fresh, gives the base's
+orientation and angular velocity instead; the IMU still gives the acceleration.
+
+Nothing of ROS is imported: the node hands the messages' numbers over.
+"""
+
+from collections import deque
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ..floating import base_at_rest, base_motion_from_imu
+
+#: The modes of ``base.angular_acceleration``.
+ANGULAR_ACCELERATIONS = ('differentiate', 'zero')
+#: The base types of ``base.type``.
+BASE_TYPES = ('fixed', 'floating')
+#: How far a quaternion's norm may be from 1 before a reading is refused.
+QUATERNION_TOLERANCE = 1e-3
+#: The span of the angular velocity's fit [s] (see the module docstring).
+DIFFERENTIATE_WINDOW = 0.02
+#: Readings older than this are never in the fit [ns] (after a pause of the IMU).
+STALE_SAMPLE_NS = 250_000_000
+#: The most readings the fit holds.
+DIFFERENTIATE_READINGS = 64
+
+
+class ImuReading(NamedTuple):
+    """A checked IMU reading, in the frame of ``link``."""
+
+    arrival_ns: int
+    stamp_ns: int
+    link: str
+    orientation: np.ndarray  # (4,) unit quaternion [x y z w]
+    angular_velocity: np.ndarray  # (3,) [rad/s]
+    angular_acceleration: np.ndarray  # (3,) [rad/s^2], differentiated or zero
+    proper_acceleration: np.ndarray  # (3,) [m/s^2]
+
+
+class OdometryReading(NamedTuple):
+    """A checked odometry reading of the base link (its frame)."""
+
+    arrival_ns: int
+    stamp_ns: int
+    orientation: np.ndarray  # (4,)
+    angular_velocity: np.ndarray  # (3,)
+    angular_acceleration: np.ndarray  # (3,)
+
+
+def unit_quaternion(values, what):
+    """Return ``(4,)`` ``[x y z w]`` normalised; ``ValueError`` unless finite and of norm 1."""
+    quaternion = np.array(values, dtype=float).reshape(-1)
+    if quaternion.shape != (4,) or not np.isfinite(quaternion).all():
+        raise ValueError('%s: the orientation is not 4 finite numbers' % what)
+    norm = math.sqrt(float(quaternion @ quaternion))
+    if abs(norm - 1.0) > QUATERNION_TOLERANCE:
+        raise ValueError('%s: the orientation quaternion has norm %.6g, not 1 (within %g)'
+                         % (what, norm, QUATERNION_TOLERANCE))
+    return quaternion / norm
+
+
+def finite_vector(values, what):
+    """Return ``(3,)`` floats; ``ValueError`` unless 3 finite numbers."""
+    vector = np.array(values, dtype=float).reshape(-1)
+    if vector.shape != (3,) or not np.isfinite(vector).all():
+        raise ValueError('%s are not 3 finite numbers' % what)
+    return vector
+
+
+class _Rate:
+    """The derivative of a vector from its timed samples (the module docstring's fit)."""
+
+    def __init__(self):
+        self.samples = deque(maxlen=DIFFERENTIATE_READINGS)
+
+    def add(self, stamp_ns, value):
+        """Add a sample; return the derivative at it (zeros until two distinct stamps)."""
+        samples = self.samples
+        if samples and stamp_ns <= samples[-1][0]:
+            if stamp_ns < samples[-1][0] - int(1e9):  # the clock went back (a replay): restart
+                samples.clear()
+            else:  # a repeated or reordered stamp: it cannot be differentiated
+                return None
+        samples.append((stamp_ns, value))
+        start = stamp_ns - int(DIFFERENTIATE_WINDOW * 1e9)
+        while len(samples) > 3 and samples[0][0] < start or \
+                len(samples) > 1 and samples[0][0] < stamp_ns - STALE_SAMPLE_NS:
+            samples.popleft()
+        if len(samples) < 2:
+            return np.zeros(3)
+        t = np.array([s[0] - stamp_ns for s in samples], dtype=float) * 1e-9
+        values = np.array([s[1] for s in samples])
+        if len(samples) == 2:
+            return (values[1] - values[0]) / (t[1] - t[0])
+        basis = np.stack((np.ones_like(t), t, t * t), axis=1)
+        coefficients = np.linalg.lstsq(basis, values, rcond=None)[0]
+        return coefficients[1]  # d/dt at t = 0, the newest sample
+
+
+class BaseInput:
+    """
+    The IMU's and odometry's latest good readings of a floating base.
+
+    Each reading keeps the derivative of its angular velocity (the module docstring); the
+    setup decides whether it is used (``base.angular_acceleration``) and how old a reading may
+    be (``base.imu.timeout``). A reading is swapped in whole (one reference): the torque law
+    may read on one thread while another receives.
+    """
+
+    def __init__(self):
+        self.imu = None
+        self.odometry = None
+        self._imu_rate = _Rate()
+        self._odometry_rate = _Rate()
+
+    def receive_imu(self, model, frame, arrival_ns, stamp_ns, frame_id, orientation,
+                    angular_velocity, linear_acceleration):
+        """
+        Check and keep an IMU reading.
+
+        ``frame``: the IMU's link overriding ``frame_id`` (``base.imu.frame``; '' for none).
+
+        Raises
+        ------
+        ValueError
+            the frame is not a link of ``model``, the quaternion is not unit, a value is not
+            finite, or the stamp is not after the last reading's; the last good reading stays.
+
+        """
+        link = frame or frame_id
+        if not link:
+            raise ValueError('IMU: empty header.frame_id and no base.imu.frame')
+        if link not in model.link_body:
+            raise ValueError('IMU: frame %r is not a link of the model' % link)
+        quaternion = unit_quaternion(orientation, 'IMU')
+        omega = finite_vector(angular_velocity, 'IMU: the angular velocity')
+        proper = finite_vector(linear_acceleration, 'IMU: the linear acceleration')
+        alpha = self._imu_rate.add(stamp_ns, omega)
+        if alpha is None:
+            raise ValueError("IMU: header stamp %.9f is not after the last reading's"
+                             % (stamp_ns * 1e-9))
+        self.imu = ImuReading(arrival_ns, stamp_ns, link, quaternion, omega, alpha, proper)
+
+    def receive_odometry(self, arrival_ns, stamp_ns, orientation, angular_velocity):
+        """Check and keep an odometry reading of the base link; ``ValueError`` if bad."""
+        quaternion = unit_quaternion(orientation, 'odometry')
+        omega = finite_vector(angular_velocity, 'odometry: the angular velocity')
+        alpha = self._odometry_rate.add(stamp_ns, omega)
+        if alpha is None:
+            raise ValueError("odometry: header stamp %.9f is not after the last reading's"
+                             % (stamp_ns * 1e-9))
+        self.odometry = OdometryReading(arrival_ns, stamp_ns, quaternion, omega, alpha)
+
+    def fresh(self, now_ns, timeout_ns):
+        """Return ``(imu, odometry)``: each reading if not older than ``timeout_ns``, else None."""
+        imu, odometry = self.imu, self.odometry
+        if imu is not None and now_ns - imu.arrival_ns > timeout_ns:
+            imu = None
+        if odometry is not None and now_ns - odometry.arrival_ns > timeout_ns:
+            odometry = None
+        return imu, odometry
+
+
+def base_motions(model, q, qd, qdd, imu, odometry, differentiate):
+    """
+    Return the base's motion for the feedforward and at rest, from the fresh readings.
+
+    ``(motion, rest)``: :class:`~rbd_dynamics.floating.BaseMotion` each; the IMU moved to
+    the base with the joints' ``q``, ``qd`` and the commanded ``qdd`` (odometry, where given,
+    the base's orientation and angular velocity), and the base at rest in that orientation.
+    ``differentiate``: use the readings' angular acceleration (else zero).
+    """
+    zero = np.zeros(3)
+    alpha = imu.angular_acceleration if differentiate else zero
+    rotation = None
+    if odometry is not None:
+        rotation = (odometry.orientation, odometry.angular_velocity,
+                    odometry.angular_acceleration if differentiate else zero)
+    motion = base_motion_from_imu(model, q, qd, qdd, imu.link, imu.orientation,
+                                  imu.angular_velocity, alpha, imu.proper_acceleration, rotation)
+    return motion, base_at_rest(motion.orientation)
