@@ -41,7 +41,7 @@ import numpy as np
 from .dynamics import rnea
 from .eom import jacobian
 from .frames import link_acceleration, link_pose
-from .spatial import matrix_to_quaternion, plux_parts, quaternion_to_matrix
+from .spatial import matrix_to_quaternion, quaternion_to_matrix
 
 #: The proper acceleration of a base at rest [m/s^2], up.
 STANDARD_GRAVITY = 9.81
@@ -161,8 +161,10 @@ def base_motion_from_imu(model, q, qd, qdd, link, orientation, angular_velocity,
 
     """
     if model.link_body[link] == 0:  # on the base's body: no joint between them
-        E, r = plux_parts(model.link_X[link])
-        R = E.T
+        X = model.link_X[link]  # [[E, 0], [-E [r]x, E]]: E rotates base to link coordinates
+        R = X[:3, :3].T
+        rx = R @ X[3:, :3]
+        r = np.array((-rx[2, 1], -rx[0, 2], -rx[1, 0]))
         v_rel = w_rel = a_rel = alpha_rel = _ZERO3
     else:
         qf, vf, af = _full_state(model, q, qd, qdd, _ZERO3, _ZERO3)
@@ -274,7 +276,9 @@ def _inverse_dynamics(model, q, states, contacts, contact_type, weights):
     jacobians = [jacobian(model, qf, link, 'local')[:rows] for link in contacts]
     scale = np.repeat(1.0 / np.sqrt(weights), rows)
     A = np.concatenate([J[:, :6].T for J in jacobians], axis=1) * scale
-    rests = np.stack([tau[:6] for _, tau in found], axis=1)
+    rests = np.empty((6, len(found)))
+    for k, (_, tau) in enumerate(found):
+        rests[:, k] = tau[:6]
     lams = _minimum_norm(A, rests) * scale[:, None]
     unbalanced = rests - A @ (lams / scale[:, None])
     results = []
