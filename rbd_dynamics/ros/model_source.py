@@ -8,7 +8,7 @@ its fast path, the generations (a newer description wins over one still being bu
 over onto it (``payload.*`` parameters and those received on ``~/payload``) and the status the
 diagnostics report. It knows no node: it is given a logger, the lock under which the model in
 use is swapped, and two callables that read and replace the model in use, a
-``(Setup, JointStateMerger)`` pair.
+:class:`ModelInUse`.
 """
 
 import concurrent.futures
@@ -27,6 +27,23 @@ from rbd_dynamics.control.setup import Setup
 from . import parameters
 
 LOG_PERIOD = 2.0  # s, the rate limit of repeated warnings
+
+
+class ModelInUse(NamedTuple):
+    """
+    The model in use, as the joint-state path reads it: one reference, swapped whole.
+
+    Attributes
+    ----------
+    setup
+        the :class:`~rbd_dynamics.control.setup.Setup` of the model and the parameters.
+    merger
+        the :class:`~rbd_dynamics.control.joint_states.JointStateMerger` of its joints.
+
+    """
+
+    setup: Setup
+    merger: JointStateMerger
 
 
 class ModelStatus(NamedTuple):
@@ -58,9 +75,9 @@ class ModelSource:
 
     Threads: :meth:`receive_description`, :meth:`request`, :meth:`configure` and
     :meth:`receive_payload` are called from the node's executor thread; the build runs on a
-    worker thread of its own and swaps the new pair in under ``lock``, the lock the node holds
-    while it changes the model in use itself. Readers of the model in use (the joint-state path)
-    never wait: they read the pair as one reference.
+    worker thread of its own and swaps the new :class:`ModelInUse` in under ``lock``, the lock the
+    node holds while it changes the model in use itself. Readers of the model in use (the
+    joint-state path) never wait: they read it as one reference.
     """
 
     def __init__(self, logger, lock, in_use, put_in_use, params, config):
@@ -74,10 +91,10 @@ class ModelSource:
         lock
             held while the model in use is replaced, by this source or by its owner.
         in_use
-            ``() -> (Setup, JointStateMerger) or None``: the model in use.
+            ``() -> ModelInUse or None``: the model in use.
         put_in_use
-            ``((Setup, JointStateMerger)) -> None``: put a new model in use (called under
-            ``lock``, after the lines that announce it are logged).
+            ``(ModelInUse) -> None``: put a new model in use (called under ``lock``, after
+            the lines that announce it are logged).
         params
             the node's parameters by name (see :meth:`configure`).
         config
@@ -207,12 +224,12 @@ class ModelSource:
                 previous = self._in_use()
                 merger = JointStateMerger(model.joint_names)
                 if previous is not None:
-                    merger.adopt(previous[1])
+                    merger.adopt(previous.merger)
                 # Said before the swap: a torque of the new model is never seen ahead of the
                 # lines that announce it.
                 self._announce(source, previous, setup, payload_notes)
                 self.compiling = not replacing  # (compiled below)
-                self._put_in_use((setup, merger))
+                self._put_in_use(ModelInUse(setup, merger))
                 self._model_text = (text, params)
                 self.source = source
                 self.error = ''
@@ -268,7 +285,7 @@ class ModelSource:
         log = self._log
         model = setup.model
         if previous is not None:
-            change = describe_change(previous[0].model, model)
+            change = describe_change(previous.setup.model, model)
             log.warning('robot description from %s replaces the model in use (of %s): %s'
                         % (source, self.source, change or 'same joints and mass'))
         for note in list(model.warnings) + payload_notes:
@@ -317,7 +334,7 @@ class ModelSource:
         """
         with self._lock:
             in_use = self._in_use()
-            if in_use is None or in_use[0].model is not model:
+            if in_use is None or in_use.setup.model is not model:
                 return False
             model.set_payload(link, payload.mass, payload.com, payload.inertia)
             if payload.mass:

@@ -28,7 +28,8 @@ Threads: joint states are taken and turned into torques on a thread of their own
 (:class:`~rbd_dynamics.ros.executor.SubscriptionThread`; parameter ``joint_states_thread``), every
 other callback runs on the executor thread, and a new description is parsed and compiled on the
 model source's worker thread. What the joint-state path reads is swapped in whole by the others:
-the setup and joint-state merger as one tuple (``_active``, replaced under the setup lock), the
+the setup and joint-state merger as one :class:`~rbd_dynamics.ros.model_source.ModelInUse`
+(replaced under the setup lock), the
 desired input, each sensor reading and bias, and the model's inertias
 (:meth:`rbd_dynamics.Model.set_payload`); so it never waits for a model build and always sees a
 consistent set.
@@ -70,7 +71,7 @@ from .conversions import (desired_from_array, desired_from_trajectory, to_float_
 from .diagnostics import (ComputeTimes, COUNTS, dynamics_status, observer_values, payload_text,
                           task_values, vector_text)
 from .executor import FailureCounter, run, stop_threads, SubscriptionThread
-from .model_source import ModelSource, payload_changes
+from .model_source import ModelInUse, ModelSource, payload_changes
 
 NODE_NAME = 'rbd_dynamics'
 LOG_PERIOD = 2.0  # s, the rate limit of repeated warnings
@@ -110,7 +111,7 @@ class _Plan:
     params, config
         the parameters after the change and their configuration.
     active
-        the new ``(Setup, JointStateMerger)`` pair, or ``None`` when it stays.
+        the new :class:`~rbd_dynamics.ros.model_source.ModelInUse`, or ``None`` when it stays.
     model, payloads
         the model in use and the ``(link, Payload)`` to put on it, in order.
     sensors
@@ -142,7 +143,7 @@ class DynamicsNode(Node):
 
     def __init__(self, node_name=NODE_NAME, **kwargs):
         super().__init__(node_name, **kwargs)
-        self._active = None  # (Setup, JointStateMerger) of the model in use
+        self._active = None  # the ModelInUse
         self._setup_lock = threading.Lock()  # held while _active or the model in use changes
         self._saturated = ()
         self._counts = dict.fromkeys(NODE_COUNTS, 0)
@@ -281,10 +282,10 @@ class DynamicsNode(Node):
     @property
     def _setup(self):
         active = self._active
-        return active[0] if active is not None else None
+        return active.setup if active is not None else None
 
     def _put_active(self, active):
-        """Put a new ``(Setup, JointStateMerger)`` in use (under the setup lock)."""
+        """Put a new :class:`~rbd_dynamics.ros.model_source.ModelInUse` (under the setup lock)."""
         self._active = active
 
     # Parameters ---------------------------------------------------------------------------------
@@ -436,11 +437,11 @@ class DynamicsNode(Node):
         plan.rebuild = sorted(n for n in changed if self._specs[n].effect == parameters.MODEL)
         effects = {self._specs[name].effect for name in changed}
         active = self._active
-        model = active[0].model if active is not None else None
+        model = active.setup.model if active is not None else None
         self._check_configuration(plan, model)
         if model is not None and parameters.SETUP in effects:
             try:
-                plan.active = (Setup(model, plan.config), active[1])
+                plan.active = ModelInUse(Setup(model, plan.config), active.merger)
             except ValueError as exc:
                 raise _Refused(str(exc)) from exc
         if model is not None and parameters.PAYLOAD in effects:
@@ -479,7 +480,7 @@ class DynamicsNode(Node):
         active = self._active
         if active is None:
             return self._reject('payload', 'no model yet')
-        model = active[0].model
+        model = active.setup.model
         link = msg.header.frame_id
         inertia = msg.inertia
         com = inertia.com
@@ -504,7 +505,8 @@ class DynamicsNode(Node):
         active = self._active
         if active is None:
             return self._reject('trajectory', 'no model yet')
-        setup, merger = active
+        setup = active.setup
+        merger = active.merger
         model = setup.model
         try:
             rows, q, qd, qdd = trajectory_to_arrays(msg, setup.index)
@@ -539,7 +541,8 @@ class DynamicsNode(Node):
 
     def _on_tare(self, sensor, response):
         active = self._active
-        setup, merger = active if active is not None else (None, None)
+        setup = active.setup if active is not None else None
+        merger = active.merger if active is not None else None
         q = merger.position.copy() if merger is not None and not merger.missing_count else None
         try:
             link, bias = self._controller.tare(sensor, setup, q,
@@ -650,7 +653,8 @@ class DynamicsNode(Node):
                 self.get_logger().warning('no usable robot description yet (%s); publishing '
                                           'nothing' % self._source.waiting_reason())
             return
-        setup, merger = active
+        setup = active.setup
+        merger = active.merger
         try:
             if not merger.update(msg, setup.observer_on):
                 return  # none of this model's joints
