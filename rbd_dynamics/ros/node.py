@@ -201,12 +201,6 @@ class DynamicsNode(Node):
         self._contact_lock = threading.Lock()  # one ~/contact message per change, in order
         self._contact_published = None
         self._wrench_rank = None  # rank of J^T of the last wrench estimate
-        # the threads compiling the kernels of the wrench estimate and the task-space law
-        # (one per purpose), and why they are not ready, for the diagnostics
-        self._warm_ups = {}
-        self._kernels_built = set()  # the kernels tuples _kernels_ready found built
-        self._warm_up_notes = {}
-        self._warm_up_failed = set()
         self._task_noted = None  # the task note last logged
         self._publish_contact()
         self.create_service(Trigger, '~/reset_contact', self._on_reset_contact)
@@ -689,7 +683,7 @@ class DynamicsNode(Node):
     def _publish(self, setup, q, qd, now, stamp, effort=None):
         stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec
         # (with task.link set, built ahead of command_output task)
-        task_ready = setup.task is None or self._kernels_ready(
+        task_ready = setup.task is None or self._source.kernels_ready(
             setup.model, 'task', task.KERNELS, 'task.link',
             'with command_output task, ~/effort_commands carry the gravity compensation '
             'until then')
@@ -760,7 +754,7 @@ class DynamicsNode(Node):
             msg.effort = to_float_array(out.external)
             self._pub_external.publish(msg)
         link = setup.wrench_link
-        if link and self._pub_wrench.get_subscription_count() and self._kernels_ready(
+        if link and self._pub_wrench.get_subscription_count() and self._source.kernels_ready(
                 setup.model, 'wrench', ('jacobian',), 'contact.wrench_link',
                 '~/external_wrench starts when it is ready'):
             w, self._wrench_rank = wrench_at(setup.model, q, link, out.step.residual)
@@ -779,52 +773,6 @@ class DynamicsNode(Node):
                    '; ~/effort_commands carry the gravity compensation until ~/reset_contact'
                    if setup.react else ''))
             self._publish_contact()
-
-    def _kernels_ready(self, model, purpose, kernels, setting, meanwhile):
-        """
-        Say whether ``kernels`` run on ``model`` without compiling on the torque path.
-
-        The compiled kernels of the equations of motion are built (or loaded from numba's
-        cache) when a model first needs them; that takes seconds without ``precompile``, so
-        they are built on a thread of their own the first time ``purpose`` (the wrench
-        estimate, the task-space law) asks, and ``purpose`` waits for them, doing
-        ``meanwhile``.
-        """
-        if kernels in self._kernels_built:
-            return True
-        if compiled.ready(model, kernels):  # (also where they run in NumPy)
-            if model.runtime.eom_packed is not None:
-                # built once, built for the process: no need to ask on every joint state
-                self._kernels_built.add(kernels)
-            return True
-        warm_up = self._warm_ups.get(purpose)
-        if warm_up is None or not (warm_up.is_alive() or purpose in self._warm_up_failed):
-            # (again for a packed model made while it compiled, a payload's: only binds then)
-            if warm_up is None or warm_up.kernels != kernels:
-                self._warm_up_notes[purpose] = 'waiting for the compiled %s' % ', '.join(kernels)
-                self.get_logger().info(
-                    'building the compiled %s for %s (once per process; python -m '
-                    "rbd_dynamics precompile keeps them in numba's cache); %s"
-                    % (', '.join(kernels), setting, meanwhile))
-            warm_up = threading.Thread(target=self._warm_up, args=(model, purpose, kernels,
-                                                                   setting),
-                                       name='rbd_dynamics %s warm-up' % purpose, daemon=True)
-            warm_up.kernels = kernels
-            self._warm_ups[purpose] = warm_up
-            warm_up.start()
-        return False
-
-    def _warm_up(self, model, purpose, kernels, setting):
-        try:
-            compiled.prepare(model, kernels)
-        except Exception as exc:  # (whatever numba raises) the torques go on without them
-            self._warm_up_failed.add(purpose)
-            self._warm_up_notes[purpose] = '%s could not be compiled: %s' % (
-                ', '.join(kernels), exc)
-            self.get_logger().error('%s: %s' % (setting, self._warm_up_notes[purpose]))
-            return
-        self._warm_up_notes.pop(purpose, None)
-        self.get_logger().info('compiled %s ready for %s' % (', '.join(kernels), setting))
 
     def _publish_contact(self):
         """Publish the latched contact state on ``~/contact`` if it changed."""
@@ -862,9 +810,9 @@ class DynamicsNode(Node):
             compute=self._compute, saturated=self._saturated,
             own_thread=self._joint_state_thread is not None, last_errors=last_errors,
             observer=observer_values(self._setup, self._controller.observer,
-                                     self._wrench_rank, self._warm_up_notes.get('wrench', '')),
+                                     self._wrench_rank, self._source.warm_up_note('wrench')),
             task=task_values(self._setup, self._controller,
-                             self._warm_up_notes.get('task', '')))
+                             self._source.warm_up_note('task')))
         msg = DiagnosticArray()
         msg.header.stamp = now.to_msg()
         msg.status = [status]
