@@ -8,31 +8,31 @@ in the hand. On every joint state that completes the robot's state it asks the t
 ``~/feedforward``, ``~/gravity_compensation`` and ``~/effort_commands`` (and, with
 ``contact.observer``, ``~/external_effort``, ``~/contact`` and ``~/external_wrench`` from the
 measured efforts; with ``command_output: task``, ``~/task_error``, the command being the
-task-space law toward ``~/desired_pose``). This module is wiring:
-subscriptions, publishers, services and parameters (declared from the table of
-:mod:`rbd_dynamics.ros.parameters`). The rest lives beside it:
+task-space law toward ``~/desired_pose``). This module is wiring: subscriptions, services and
+the callbacks that hand their messages on. The rest lives beside it:
 
+- :mod:`rbd_dynamics.ros.parameter_transaction`: the parameters, declared from the table of
+  :mod:`rbd_dynamics.ros.parameters`, and a change to them: checked (each value against its
+  spec, then the whole configuration against the model in use), planned (what it changes,
+  without touching anything) and committed under the setup lock, or refused whole with one
+  reason;
 - :mod:`rbd_dynamics.ros.model_source`: the model's lifecycle (the description from the parameter
   or the topic, the build worker, ``description_updates``, the announcement, payloads carried
-  over onto a new model, the compiled path);
+  over onto a new model, the compiled path, the kernels built on demand for the wrench estimate
+  and the task-space law);
 - :mod:`rbd_dynamics.ros.diagnostics`: the ``/diagnostics`` status, from the counters and states
   the node hands it;
 - :mod:`rbd_dynamics.ros.executor`: spinning that survives a failing callback (counted in the
   node's :class:`~rbd_dynamics.ros.executor.FailureCounter`) and the joint-state thread.
-
-A parameter change is checked (each value against its spec, then the whole configuration
-against the model in use), planned (what it changes, without touching anything) and committed
-under the setup lock, or refused whole with one reason.
 
 Threads: joint states are taken and turned into torques on a thread of their own
 (:class:`~rbd_dynamics.ros.executor.SubscriptionThread`; parameter ``joint_states_thread``), every
 other callback runs on the executor thread, and a new description is parsed and compiled on the
 model source's worker thread. What the joint-state path reads is swapped in whole by the others:
 the setup and joint-state merger as one :class:`~rbd_dynamics.ros.model_source.ModelInUse`
-(replaced under the setup lock), the
-desired input, each sensor reading and bias, and the model's inertias
-(:meth:`rbd_dynamics.Model.set_payload`); so it never waits for a model build and always sees a
-consistent set.
+(replaced under the setup lock), the desired input, each sensor reading and bias, and the
+model's inertias (:meth:`rbd_dynamics.Model.set_payload`); so it never waits for a model build
+and always sees a consistent set.
 """
 
 import functools
@@ -45,15 +45,8 @@ import numpy as np
 import rbd_dynamics as rbd
 from rbd_dynamics import compiled
 from rbd_dynamics.control import task
-from rbd_dynamics.control.config import check_lengths, Config
 from rbd_dynamics.control.law import Controller
 from rbd_dynamics.control.observer import wrench_at
-from rbd_dynamics.control.sensors import Sensor
-from rbd_dynamics.control.setup import Setup
-from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
-                                SetParametersResult)
-from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
-                              ParameterUninitializedException)
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 try:
@@ -65,13 +58,13 @@ from std_msgs.msg import Bool, Float64MultiArray, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from . import parameters
 from .conversions import (desired_from_array, desired_from_trajectory, to_float_array,
                           trajectory_to_arrays, wrench_to_array)
 from .diagnostics import (ComputeTimes, COUNTS, dynamics_status, observer_values, payload_text,
                           task_values, vector_text)
 from .executor import FailureCounter, run, stop_threads, SubscriptionThread
-from .model_source import ModelInUse, ModelSource, payload_changes
+from .model_source import ModelSource
+from .parameter_transaction import ParameterTransaction
 
 NODE_NAME = 'rbd_dynamics'
 LOG_PERIOD = 2.0  # s, the rate limit of repeated warnings
@@ -79,63 +72,15 @@ DIAGNOSTIC_PERIOD = 1.0  # s
 # While the compiled path is being built, torques come from the (slow) NumPy path, for the
 # newest joint state only, with this pause after each: the compilation needs the interpreter.
 NUMPY_PATH_PAUSE = 0.05  # s
-NS = 1e9
-# The node's own counters (its model source counts the descriptions).
-NODE_COUNTS = tuple(key for key in COUNTS if key not in ('descriptions', 'descriptions_rejected'))
+# The node's own counters (its model source counts the descriptions, its parameter transaction
+# the refused changes).
+NODE_COUNTS = tuple(key for key in COUNTS if key not in ('descriptions', 'descriptions_rejected',
+                                                         'rejected_parameters'))
 # Joint states and F/T readings: best effort, volatile, the newest 10 kept. This is the sensor
 # data QoS robot_state_publisher subscribes to joint_states with: reliable and best-effort
 # publishers both match it, so no QoS can be incompatible.
 STREAM_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT,
                         durability=DurabilityPolicy.VOLATILE)
-
-
-class _Sensor(Sensor):
-    """A configured force/torque sensor (the controller's) with its topic and convention."""
-
-    def __init__(self, name):
-        super().__init__(name)
-        self.topic = ''
-        self.convention = parameters.CONVENTIONS[0]
-
-
-class _Refused(Exception):
-    """A parameter change refused, with its reason."""
-
-
-class _Plan:
-    """
-    What an accepted parameter change does, computed before anything changes.
-
-    Attributes
-    ----------
-    params, config
-        the parameters after the change and their configuration.
-    active
-        the new :class:`~rbd_dynamics.ros.model_source.ModelInUse`, or ``None`` when it stays.
-    model, payloads
-        the model in use and the ``(link, Payload)`` to put on it, in order.
-    sensors
-        the sensors whose settings change.
-    rebuild
-        names of the changed parameters that rebuild the model (sorted).
-    checked
-        the model the rebuild was checked with, or ``None``.
-    retry
-        names of the changed setup and payload parameters when the description was refused
-        and no model is in use (sorted): the description is built again with them.
-
-    """
-
-    def __init__(self, params, config):
-        self.params = params
-        self.config = config
-        self.active = None
-        self.model = None
-        self.payloads = []
-        self.sensors = []
-        self.rebuild = []
-        self.checked = None
-        self.retry = []
 
 
 class DynamicsNode(Node):
@@ -155,12 +100,15 @@ class DynamicsNode(Node):
 
         if compiled.numpy_path_note():
             self.get_logger().warning(compiled.numpy_path_note())
-        self._declare_parameters()
+        self._transaction = ParameterTransaction(self, self._setup_lock, self._in_use,
+                                                 self._put_active)
+        self._sensors = self._transaction.sensors
         self._controller = Controller(self._sensors)
-        self._config = Config.from_parameters(self._p)
-        self._source = ModelSource(self.get_logger(), self._setup_lock, lambda: self._active,
-                                   self._put_active, self._p, self._config)
-        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self._source = ModelSource(self.get_logger(), self._setup_lock, self._in_use,
+                                   self._put_active, self._transaction.params,
+                                   self._transaction.config)
+        self._transaction.attach(self._source)
+        self.add_on_set_parameters_callback(self._transaction.on_set_parameters)
 
         # rclpy's executor visits every QoS event handler of the node on each wake-up, that is
         # once per joint state; the default ones (two per publisher and subscription) would
@@ -207,7 +155,7 @@ class DynamicsNode(Node):
         self.create_subscription(String, 'robot_description',
                                  lambda msg: self._source.receive_description(msg.data), latched)
         self._joint_state_thread = None
-        if self._p['joint_states_thread']:
+        if self._transaction.params['joint_states_thread']:
             try:
                 self._joint_state_thread = SubscriptionThread(
                     self, 'joint_states', inputs=5 + len(self._sensors))
@@ -260,7 +208,7 @@ class DynamicsNode(Node):
                                 lambda req, res, s=sensor: self._on_clear_tare(s, res))
         self.create_timer(DIAGNOSTIC_PERIOD, self._publish_diagnostics)
 
-        if self._p['robot_description']:
+        if self._transaction.params['robot_description']:
             self._source.request('the robot_description parameter')
         else:
             self.get_logger().info('waiting for the robot description on topic %s'
@@ -278,195 +226,12 @@ class DynamicsNode(Node):
         active = self._active
         return active.setup if active is not None else None
 
+    def _in_use(self):
+        return self._active
+
     def _put_active(self, active):
         """Put a new :class:`~rbd_dynamics.ros.model_source.ModelInUse` (under the setup lock)."""
         self._active = active
-
-    # Parameters ---------------------------------------------------------------------------------
-
-    def _declare(self, spec):
-        """Declare one parameter of the table; an invalid override falls back to the default."""
-        descriptor = ParameterDescriptor(description=spec.description, read_only=spec.read_only,
-                                         additional_constraints=spec.constraints,
-                                         dynamic_typing=spec.dynamic)
-        if spec.float_range is not None:
-            descriptor.floating_point_range = [FloatingPointRange(
-                from_value=spec.float_range[0], to_value=spec.float_range[1], step=0.0)]
-        if spec.int_range is not None:
-            descriptor.integer_range = [IntegerRange(
-                from_value=spec.int_range[0], to_value=spec.int_range[1], step=0)]
-        # An empty list cannot carry its element type; declare the type instead (an unset
-        # parameter reads as the empty list).
-        default = spec.default
-        initial = parameters.parameter_type(spec) if isinstance(default, list) and not default \
-            else default
-        try:
-            value = self.declare_parameter(spec.name, initial, descriptor).value
-        except (ParameterUninitializedException, InvalidParameterTypeException,
-                InvalidParameterValueException) as exc:
-            self.get_logger().error('parameter %s: %s; using the default %r'
-                                    % (spec.name, exc, default))
-            value = self.declare_parameter(spec.name, initial, descriptor,
-                                           ignore_override=True).value
-        value = self._as_value(spec, value)
-        reason = parameters.check(spec, value)
-        if reason:
-            self.get_logger().error('parameter %s; using the default %r' % (reason, default))
-            value = default
-        self._specs[spec.name] = spec
-        self._p[spec.name] = value
-
-    @staticmethod
-    def _as_value(spec, value):
-        if value is None:
-            return list(spec.default) if isinstance(spec.default, list) else spec.default
-        if spec.dynamic:  # a number, or a sequence of them (rclpy gives array.array)
-            return value if isinstance(value, (bool, int, float, str)) else list(value)
-        return list(value) if isinstance(spec.default, list) else value
-
-    def _declare_parameters(self):
-        self._p = {}
-        self._specs = {}
-        for spec in parameters.PARAMETERS:
-            self._declare(spec)
-        self._sensors = []
-        for name in self._p['wrench_sensors']:
-            for spec in parameters.sensor_parameters(name):
-                self._declare(spec)
-            sensor = _Sensor(name)
-            self._sensors.append(sensor)
-            self._apply_sensor(sensor)
-        reason = check_lengths(Config.from_parameters(self._p), len(self._p['joints']) or None)
-        if reason:
-            self.get_logger().error('parameters: %s' % reason)
-
-    def _apply_sensor(self, sensor):
-        prefix = 'wrench.%s.' % sensor.name
-        sensor.topic = self._p[prefix + 'topic']
-        sensor.frame = self._p[prefix + 'frame']
-        sensor.convention = self._p[prefix + 'convention']
-        sensor.timeout_ns = int(self._p[prefix + 'timeout'] * NS)
-        sensor.compensate = bool(self._p[prefix + 'compensate_payload'])
-
-    def _on_set_parameters(self, params):
-        """
-        Check, plan and commit a parameter change: it is applied whole or refused whole.
-
-        The configuration is checked and the change planned under the setup lock, held on
-        through the commit: a model build cannot swap in between, so the plan is applied to the
-        model it was made against.
-        """
-        try:
-            pending = self._check_values(params)
-            with self._setup_lock:
-                plan = self._plan(pending)
-                if plan is not None:
-                    self._commit(plan)
-        except _Refused as refused:
-            return self._reject_parameters(str(refused))
-        if plan is not None:
-            for sensor in plan.sensors:
-                self._apply_sensor(sensor)
-            if plan.rebuild:
-                self._source.request('a parameter change (%s)' % ', '.join(plan.rebuild),
-                                     plan.checked)
-            elif plan.retry:
-                self._source.request('a parameter change (%s) after the description was '
-                                     'refused' % ', '.join(plan.retry))
-        return SetParametersResult(successful=True)
-
-    def _check_values(self, params):
-        """Check each new value against its spec: the parameters as they would be."""
-        pending = dict(self._p)
-        for param in params:
-            spec = self._specs.get(param.name)
-            if spec is None:
-                continue  # parameters of other layers (rclpy's own), not ours to judge
-            value = self._as_value(spec, param.value)
-            reason = parameters.check(spec, value)
-            if reason:
-                raise _Refused(reason)
-            pending[param.name] = value
-        return pending
-
-    def _check_configuration(self, plan, model):
-        """Check the whole pending configuration against ``model`` in use (or ``None``)."""
-        if model is None:
-            reason = check_lengths(plan.config, len(plan.config.joints) or None)
-            if reason:
-                raise _Refused(reason)
-            return
-        if plan.rebuild and plan.params['description_updates'] == 'lock':
-            raise _Refused('description_updates is lock: the model in use stays (%s cannot '
-                           'change)' % ', '.join(plan.rebuild))
-        if plan.rebuild:
-            # A change that rebuilds the model is checked against the configuration now, so
-            # a refused rebuild cannot leave a parameter that the model in use lacks.
-            try:
-                plan.checked = self._source.check_rebuild(plan.params, plan.config)
-            except Exception as exc:  # (any reason a description is refused)
-                raise _Refused('%s: %s' % (type(exc).__name__, exc)) from exc
-
-    def _plan(self, pending):
-        """
-        Check ``pending`` as a whole and plan what it changes, touching nothing.
-
-        Called under the setup lock, so the model in use cannot change meanwhile.
-
-        Returns
-        -------
-        _Plan or None
-            the plan, or ``None`` when no value changes.
-
-        Raises
-        ------
-        _Refused
-            the change cannot be applied, with the reason.
-
-        """
-        changed = {name for name in pending if pending[name] != self._p[name]}
-        if not changed:
-            return None
-        plan = _Plan(pending, Config.from_parameters(pending))
-        plan.rebuild = sorted(n for n in changed if self._specs[n].effect == parameters.MODEL)
-        effects = {self._specs[name].effect for name in changed}
-        active = self._active
-        model = active.setup.model if active is not None else None
-        self._check_configuration(plan, model)
-        if model is not None and parameters.SETUP in effects:
-            try:
-                plan.active = ModelInUse(Setup(model, plan.config), active.merger)
-            except ValueError as exc:
-                raise _Refused(str(exc)) from exc
-        if model is not None and parameters.PAYLOAD in effects:
-            plan.model = model
-            try:
-                plan.payloads = payload_changes(model, pending, self._p['payload.link'])
-            except ValueError as exc:
-                raise _Refused(str(exc)) from exc
-        plan.sensors = [sensor for sensor in self._sensors
-                        if any(name.startswith('wrench.%s.' % sensor.name) for name in changed)]
-        if model is None and self._source.error:
-            # the description was refused, perhaps for a setting this change corrects (an
-            # unknown task.link, joints the model lacks): it is built again with it
-            plan.retry = sorted(n for n in changed
-                                if self._specs[n].effect in (parameters.SETUP, parameters.PAYLOAD))
-        return plan
-
-    def _commit(self, plan):
-        """Apply a planned change to the model in use and the parameters (under the lock)."""
-        for link, payload in plan.payloads:
-            plan.model.set_payload(link, payload.mass, payload.com, payload.inertia)
-        self._p = plan.params
-        self._config = plan.config
-        self._source.configure(plan.params, plan.config)
-        if plan.active is not None:
-            self._active = plan.active
-
-    def _reject_parameters(self, reason):
-        self._counts['rejected_parameters'] += 1
-        self.get_logger().warning('parameter change rejected: %s' % reason)
-        return SetParametersResult(successful=False, reason=reason)
 
     # Payloads -----------------------------------------------------------------------------------
 
@@ -802,8 +567,9 @@ class DynamicsNode(Node):
             last_errors['description'] = self._source.last_rejection
         status = dynamics_status(
             '%s: dynamics' % self.get_fully_qualified_name(), now.nanoseconds, self._active,
-            self._source.status(), description_updates=self._p['description_updates'],
-            counts=dict(self._counts, **self._source.counts),
+            self._source.status(),
+            description_updates=self._transaction.params['description_updates'],
+            counts=dict(self._counts, **self._source.counts, **self._transaction.counts),
             callback_failures=self.callback_failures.count,
             last_joint_state_ns=self._last_joint_state_ns,
             desired_ns=desired.arrival_ns if desired else None, sensors=self._sensors,
