@@ -39,35 +39,30 @@ import functools
 import threading
 import time
 
-from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped, PoseStamped, TwistStamped, WrenchStamped
-import numpy as np
 import rbd_dynamics as rbd
 from rbd_dynamics import compiled
-from rbd_dynamics.control import task
 from rbd_dynamics.control.law import Controller
-from rbd_dynamics.control.observer import wrench_at
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 try:
-    from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
+    from rclpy.event_handler import SubscriptionEventCallbacks
 except ImportError:  # Humble
-    from rclpy.qos_event import PublisherEventCallbacks, SubscriptionEventCallbacks
+    from rclpy.qos_event import SubscriptionEventCallbacks
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Bool, Float64MultiArray, String
+from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from .conversions import (desired_from_array, desired_from_trajectory, to_float_array,
                           trajectory_to_arrays, wrench_to_array)
-from .diagnostics import (ComputeTimes, COUNTS, dynamics_status, observer_values, payload_text,
-                          task_values, vector_text)
+from .diagnostics import COUNTS, payload_text, vector_text
 from .executor import FailureCounter, run, stop_threads, SubscriptionThread
 from .model_source import ModelSource
+from .outputs import LATCHED_QOS, LOG_PERIOD, LogRateLimit, Outputs
 from .parameter_transaction import ParameterTransaction
 
 NODE_NAME = 'rbd_dynamics'
-LOG_PERIOD = 2.0  # s, the rate limit of repeated warnings
 DIAGNOSTIC_PERIOD = 1.0  # s
 # While the compiled path is being built, torques come from the (slow) NumPy path, for the
 # newest joint state only, with this pause after each: the compilation needs the interpreter.
@@ -90,13 +85,10 @@ class DynamicsNode(Node):
         super().__init__(node_name, **kwargs)
         self._active = None  # the ModelInUse
         self._setup_lock = threading.Lock()  # held while _active or the model in use changes
-        self._saturated = ()
         self._counts = dict.fromkeys(NODE_COUNTS, 0)
         self.callback_failures = FailureCounter()  # counted by rbd_dynamics.ros.executor
         self._last_error = {}
-        self._logged = {}  # rate-limited log line -> when it was last written (_log_due)
-        self._last_joint_state_ns = None
-        self._compute = ComputeTimes()
+        self._log_due = LogRateLimit().due  # (key) -> whether a repeated warning is due
 
         if compiled.numpy_path_note():
             self.get_logger().warning(compiled.numpy_path_note())
@@ -113,47 +105,18 @@ class DynamicsNode(Node):
         # rclpy's executor visits every QoS event handler of the node on each wake-up, that is
         # once per joint state; the default ones (two per publisher and subscription) would
         # cost the hot path more than its arithmetic. The streams below cannot meet an
-        # incompatible QoS (best effort, volatile) and the outputs leave that report to their
-        # subscribers; the reliable command inputs keep an incompatible-QoS warning, and the
-        # latched description keeps rclpy's defaults.
-        quiet_pub = PublisherEventCallbacks(use_default_callbacks=False)
+        # incompatible QoS (best effort, volatile) and the outputs (Outputs) leave that report
+        # to their subscribers; the reliable command inputs keep an incompatible-QoS warning,
+        # and the latched description keeps rclpy's defaults.
         quiet_sub = SubscriptionEventCallbacks(use_default_callbacks=False)
         command_sub = SubscriptionEventCallbacks(incompatible_qos=self._on_incompatible_qos,
                                                  use_default_callbacks=False)
-        self._pub_ff = self.create_publisher(JointState, '~/feedforward', 10,
-                                             event_callbacks=quiet_pub)
-        self._pub_g = self.create_publisher(JointState, '~/gravity_compensation', 10,
-                                            event_callbacks=quiet_pub)
-        self._pub_cmd = self.create_publisher(Float64MultiArray, '~/effort_commands', 10,
-                                              event_callbacks=quiet_pub)
-        self._pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10,
-                                               event_callbacks=quiet_pub)
-        self._pub_trajectory = self.create_publisher(JointTrajectory, '~/trajectory_with_effort',
-                                                     10, event_callbacks=quiet_pub)
-        self._pub_external = self.create_publisher(JointState, '~/external_effort', 10,
-                                                   event_callbacks=quiet_pub)
-        self._pub_wrench = self.create_publisher(WrenchStamped, '~/external_wrench', 10,
-                                                 event_callbacks=quiet_pub)
-        self._pub_task_error = self.create_publisher(TwistStamped, '~/task_error', 10,
-                                                     event_callbacks=quiet_pub)
-        self._msg_task_error = TwistStamped()
-        self._msg_ff = JointState()
-        self._msg_g = JointState()
-        self._msg_cmd = Float64MultiArray()
-        self._msg_external = JointState()
-        self._named = None  # the setup whose joint names the output messages carry
-
-        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self._pub_contact = self.create_publisher(Bool, '~/contact', latched)
-        self._contact_lock = threading.Lock()  # one ~/contact message per change, in order
-        self._contact_published = None
-        self._wrench_rank = None  # rank of J^T of the last wrench estimate
-        self._task_noted = None  # the task note last logged
-        self._publish_contact()
+        self._outputs = Outputs(self, self._controller, self._source, self._transaction,
+                                self._counts, self._last_error, self._log_due)
         self.create_service(Trigger, '~/reset_contact', self._on_reset_contact)
         self.create_subscription(String, 'robot_description',
-                                 lambda msg: self._source.receive_description(msg.data), latched)
+                                 lambda msg: self._source.receive_description(msg.data),
+                                 LATCHED_QOS)
         self._joint_state_thread = None
         if self._transaction.params['joint_states_thread']:
             try:
@@ -293,7 +256,7 @@ class DynamicsNode(Node):
             efforts = efforts / setup.effort_scale[rows]
         for point, effort in zip(msg.points, efforts):
             point.effort = to_float_array(effort)
-        self._pub_trajectory.publish(msg)
+        self._outputs.publish_trajectory(msg)
         self._counts['trajectories'] += 1
 
     # Tare ---------------------------------------------------------------------------------------
@@ -326,21 +289,6 @@ class DynamicsNode(Node):
         return response
 
     # Inputs -------------------------------------------------------------------------------------
-
-    def _log_due(self, key):
-        """
-        Say whether the rate-limited log line ``key`` is due (once per ``LOG_PERIOD``).
-
-        rclpy's own ``throttle_duration_sec`` inspects the caller's frame (its source file on
-        disk) on every call, before it decides to skip: some hundred microseconds, paid on each
-        joint state while a command saturates. Here a skipped line costs a clock read.
-        """
-        now = time.monotonic()
-        last = self._logged.get(key)
-        if last is not None and now - last < LOG_PERIOD:
-            return False
-        self._logged[key] = now
-        return True
 
     def _reject(self, kind, reason):
         self._counts['rejected_' + kind] += 1
@@ -430,126 +378,16 @@ class DynamicsNode(Node):
             # the compiled path is being built: answer the newest state only
             self._counts['skipped_while_compiling'] += 1
             return
-        start = time.perf_counter_ns()
-        now = self.get_clock().now().nanoseconds
-        self._last_joint_state_ns = now
-        self._publish(setup, merger.position, merger.velocity, now, msg.header.stamp,
-                      merger.effort if merger.effort_fresh else None)
-        spent = time.perf_counter_ns() - start
-        self._compute.add(spent)
+        self._outputs.publish(setup, merger, msg.header.stamp)
         if numpy_path:  # leave the interpreter to the compilation
             if self._joint_state_thread is None:
                 time.sleep(NUMPY_PATH_PAUSE)
             else:  # the thread waits once this state's later inputs are handled
                 return NUMPY_PATH_PAUSE
 
-    # Torques ------------------------------------------------------------------------------------
-
-    def _publish(self, setup, q, qd, now, stamp, effort=None):
-        stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec
-        # (with task.link set, built ahead of command_output task)
-        task_ready = setup.task is None or self._source.kernels_ready(
-            setup.model, 'task', task.KERNELS, 'task.link',
-            'with command_output task, ~/effort_commands carry the gravity compensation '
-            'until then')
-        # the observer's step (where no torque depends on it) after the torques are out
-        out = self._controller.compute(setup, q, qd, now, effort, stamp_ns, task_ready,
-                                       observe_later=True)
-        if out is None:
-            self._counts['non_finite_outputs'] += 1
-            if self._log_due('non-finite'):
-                self.get_logger().error('non-finite torque computed (q=%s, qd=%s); publishing '
-                                        'nothing this cycle' % (q.tolist(), qd.tolist()))
-            return
-        try:
-            self._publish_torques(setup, out, stamp)
-        finally:
-            # the observer's step even when a publish failed: its integral takes every state
-            self._controller.observe_pending(out)
-        if out.step is not None:  # after the torques, which a controller waits for
-            self._publish_observer(setup, q, out, stamp)
-
-    def _publish_torques(self, setup, out, stamp):
-        """Publish the torques of ``out`` (and the task law's error) on their topics."""
-        if out.saturated:
-            self._counts['saturated_cycles'] += 1
-            self._saturated = out.saturated
-            if self._log_due('saturated'):
-                self.get_logger().warning(
-                    'command over the effort limit of %s%s' % (', '.join(out.saturated),
-                                                               ' (clamped)' if setup.config.clamp
-                                                               else ''))
-        if self._named is not setup:
-            self._msg_ff.name = list(setup.joints)
-            self._msg_g.name = list(setup.joints)
-            self._msg_external.name = list(setup.joints)
-            self._msg_task_error.header.frame_id = setup.model.root_link
-            self._named = setup
-            note = setup.task.note if setup.task is not None else ''
-            if note and note != self._task_noted:
-                self.get_logger().warning('task.link %s' % note)
-            self._task_noted = note
-        # A topic nobody subscribes to is skipped: turning the message into its C form is a
-        # large part of a publish, and DDS would discard it anyway.
-        for pub, msg, tau in ((self._pub_ff, self._msg_ff, out.feedforward),
-                              (self._pub_g, self._msg_g, out.gravity)):
-            if pub.get_subscription_count():
-                msg.header.stamp = stamp
-                msg.effort = to_float_array(tau)
-                pub.publish(msg)
-        if self._pub_cmd.get_subscription_count():
-            command = out.command / setup.command_scale if setup.scaled else out.command
-            self._msg_cmd.data = to_float_array(command)
-            self._pub_cmd.publish(self._msg_cmd)
-        self._counts['outputs'] += 1
-        if out.task_error is not None and self._pub_task_error.get_subscription_count():
-            msg = self._msg_task_error
-            msg.header.stamp = stamp
-            lin, ang = msg.twist.linear, msg.twist.angular
-            lin.x, lin.y, lin.z, ang.x, ang.y, ang.z = (float(v) for v in out.task_error)
-            self._pub_task_error.publish(msg)
-
-    # Contact ------------------------------------------------------------------------------------
-
-    def _publish_observer(self, setup, q, out, stamp):
-        """Publish the residual, the wrench at ``contact.wrench_link`` and a contact change."""
-        if self._pub_external.get_subscription_count():
-            msg = self._msg_external
-            msg.header.stamp = stamp
-            msg.effort = to_float_array(out.external)
-            self._pub_external.publish(msg)
-        link = setup.wrench_link
-        if link and self._pub_wrench.get_subscription_count() and self._source.kernels_ready(
-                setup.model, 'wrench', ('jacobian',), 'contact.wrench_link',
-                '~/external_wrench starts when it is ready'):
-            w, self._wrench_rank = wrench_at(setup.model, q, link, out.step.residual)
-            if np.isfinite(w).all():
-                msg = WrenchStamped()
-                msg.header.stamp = stamp
-                msg.header.frame_id = link
-                f, n = msg.wrench.force, msg.wrench.torque
-                f.x, f.y, f.z, n.x, n.y, n.z = (float(v) for v in w)
-                self._pub_wrench.publish(msg)
-        if out.step.changed:
-            names = [setup.model.joint_names[i] for i in out.step.joints]
-            self.get_logger().warning(
-                'contact detected on %s (external torque %s over the threshold %s)%s'
-                % (', '.join(names), vector_text(out.external), vector_text(setup.threshold),
-                   '; ~/effort_commands carry the gravity compensation until ~/reset_contact'
-                   if setup.react else ''))
-            self._publish_contact()
-
-    def _publish_contact(self):
-        """Publish the latched contact state on ``~/contact`` if it changed."""
-        with self._contact_lock:
-            contact = self._controller.observer.contact
-            if contact != self._contact_published:
-                self._pub_contact.publish(Bool(data=contact))
-                self._contact_published = contact
-
     def _on_reset_contact(self, request, response):
         had = self._controller.observer.reset()
-        self._publish_contact()
+        self._outputs.publish_contact()
         response.success = True
         response.message = ('contact cleared; the observer restarts from the next joint state'
                             if had else 'no contact; the observer restarts from the next '
@@ -560,29 +398,7 @@ class DynamicsNode(Node):
     # Diagnostics --------------------------------------------------------------------------------
 
     def _publish_diagnostics(self):
-        now = self.get_clock().now()
-        desired = self._controller.desired
-        last_errors = dict(self._last_error)
-        if self._source.last_rejection:
-            last_errors['description'] = self._source.last_rejection
-        status = dynamics_status(
-            '%s: dynamics' % self.get_fully_qualified_name(), now.nanoseconds, self._active,
-            self._source.status(),
-            description_updates=self._transaction.params['description_updates'],
-            counts=dict(self._counts, **self._source.counts, **self._transaction.counts),
-            callback_failures=self.callback_failures.count,
-            last_joint_state_ns=self._last_joint_state_ns,
-            desired_ns=desired.arrival_ns if desired else None, sensors=self._sensors,
-            compute=self._compute, saturated=self._saturated,
-            own_thread=self._joint_state_thread is not None, last_errors=last_errors,
-            observer=observer_values(self._setup, self._controller.observer,
-                                     self._wrench_rank, self._source.warm_up_note('wrench')),
-            task=task_values(self._setup, self._controller,
-                             self._source.warm_up_note('task')))
-        msg = DiagnosticArray()
-        msg.header.stamp = now.to_msg()
-        msg.status = [status]
-        self._pub_diag.publish(msg)
+        self._outputs.publish_diagnostics(self._active, self._joint_state_thread is not None)
 
     def destroy_node(self):
         stop_threads(self)
