@@ -57,7 +57,7 @@ from trajectory_msgs.msg import JointTrajectory
 from .conversions import (desired_from_array, desired_from_trajectory, to_float_array,
                           trajectory_to_arrays, wrench_to_array)
 from .diagnostics import COUNTS, payload_text, vector_text
-from .executor import FailureCounter, run, stop_threads, SubscriptionThread
+from .executor import FailureCounter, run, stop_threads, SubscriptionThread, ThreadInput
 from .model_source import ModelSource
 from .outputs import LATCHED_QOS, LOG_PERIOD, LogRateLimit, Outputs
 from .parameter_transaction import ParameterTransaction
@@ -137,23 +137,23 @@ class DynamicsNode(Node):
             JointState, 'joint_states', self._on_joint_state, STREAM_QOS, callback_group=group,
             event_callbacks=quiet_sub)
         desired = [
-            (self.create_subscription(JointTrajectory, '~/desired_state', self._on_desired_state,
-                                      10, callback_group=group, event_callbacks=command_sub),
-             self._on_desired_state),
-            (self.create_subscription(Float64MultiArray, '~/desired_accelerations',
-                                      self._on_desired_accelerations, 10, callback_group=group,
-                                      event_callbacks=command_sub),
-             self._on_desired_accelerations),
-            (self.create_subscription(PoseStamped, '~/desired_pose', self._on_desired_pose, 10,
-                                      callback_group=group, event_callbacks=command_sub),
-             self._on_desired_pose),
-            (self.create_subscription(TwistStamped, '~/desired_twist', self._on_desired_twist,
-                                      10, callback_group=group, event_callbacks=command_sub),
-             self._on_desired_twist)]
+            ThreadInput(self.create_subscription(
+                JointTrajectory, '~/desired_state', self._on_desired_state, 10,
+                callback_group=group, event_callbacks=command_sub), self._on_desired_state),
+            ThreadInput(self.create_subscription(
+                Float64MultiArray, '~/desired_accelerations', self._on_desired_accelerations, 10,
+                callback_group=group, event_callbacks=command_sub),
+                self._on_desired_accelerations),
+            ThreadInput(self.create_subscription(
+                PoseStamped, '~/desired_pose', self._on_desired_pose, 10, callback_group=group,
+                event_callbacks=command_sub), self._on_desired_pose),
+            ThreadInput(self.create_subscription(
+                TwistStamped, '~/desired_twist', self._on_desired_twist, 10,
+                callback_group=group, event_callbacks=command_sub), self._on_desired_twist)]
         readings = []
         for sensor in self._sensors:
             callback = functools.partial(self._on_wrench, sensor)
-            readings.append((self.create_subscription(
+            readings.append(ThreadInput(self.create_subscription(
                 WrenchStamped, sensor.topic, callback, STREAM_QOS, callback_group=group,
                 event_callbacks=quiet_sub), callback))
         if self._joint_state_thread is not None:
