@@ -147,7 +147,7 @@ def track(args, label, node_urdf, drive, sim_params, urdf, log):
     index = [list(states[0].name).index(n) for n in JOINTS]
     t = np.array([stamp(m) for m in states])
     q = np.array([np.asarray(m.position)[index] for m in states])
-    return t, q - swing(t, Q0, AMPLITUDE)[0]
+    return t, q - swing(t, Q0, AMPLITUDE).position
 
 
 def read_drive(path):

@@ -173,7 +173,7 @@ def summarize(robot, states, feedforward, diagnostics, stamp, args, wall):
     index = [names.index(n) for n in joints]
     t = np.array([stamp(m) for m in states])
     q = np.array([np.asarray(m.position)[index] for m in states])
-    q_d = swing(t, robot.center, robot.amplitude)[0]
+    q_d = swing(t, robot.center, robot.amplitude).position
     error = q - q_d
     ff_t = np.array([stamp(m) for m in feedforward])
     tau = np.array([m.effort for m in feedforward])

@@ -8,6 +8,8 @@ parameter dicts are what ``python -m rbd_dynamics.ros.demo`` and ``launch/demo.l
 give the three processes. Nothing here imports rclpy.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 #: The bundled arm's joints driven by the demo, in command order.
@@ -29,6 +31,14 @@ WRIST_SENSOR = {'wrench_sensors': ['wrist'], 'wrench.wrist.topic': 'ft_sensor/wr
                 'wrench.wrist.compensate_payload': True, 'wrench.wrist.timeout': 0.01}
 
 
+class Swing(NamedTuple):
+    """The desired state of the swing: ``(k,)`` arrays for one time, ``(n, k)`` for ``n``."""
+
+    position: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray
+
+
 def swing(t, center, amplitude, frequency=FREQUENCY):
     """
     Desired state of the swing at time ``t``.
@@ -44,16 +54,17 @@ def swing(t, center, amplitude, frequency=FREQUENCY):
 
     Returns
     -------
-    ``(q, qd, qdd)``: ``(k,)`` arrays for a scalar ``t``, ``(n, k)`` for ``(n,)`` times;
-    ``q = center + amplitude (1 - cos(w t))`` with ``w = 2 pi frequency``, which starts at
-    rest on ``center``.
+    Swing
+        ``(q, qd, qdd)``: ``(k,)`` arrays for a scalar ``t``, ``(n, k)`` for ``(n,)`` times;
+        ``q = center + amplitude (1 - cos(w t))`` with ``w = 2 pi frequency``, which starts
+        at rest on ``center``.
 
     """
     w = 2.0 * np.pi * frequency
     phase = w * np.asarray(t, dtype=float)[..., None]
     center, amplitude = np.asarray(center, dtype=float), np.asarray(amplitude, dtype=float)
-    return (center + amplitude * (1.0 - np.cos(phase)), amplitude * w * np.sin(phase),
-            amplitude * w * w * np.cos(phase))
+    return Swing(center + amplitude * (1.0 - np.cos(phase)), amplitude * w * np.sin(phase),
+                 amplitude * w * w * np.cos(phase))
 
 
 def sim_parameters(joints=JOINTS, center=Q0):

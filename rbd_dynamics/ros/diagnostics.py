@@ -59,7 +59,7 @@ def dynamics_status(name, now_ns, active, model, *, description_updates, counts,
     now_ns
         the node's clock now [ns].
     active
-        ``(Setup, JointStateMerger)`` of the model in use, or ``None``.
+        the :class:`~rbd_dynamics.ros.model_source.ModelInUse`, or ``None``.
     model
         the :class:`~rbd_dynamics.ros.model_source.ModelStatus`.
     description_updates
@@ -92,7 +92,7 @@ def dynamics_status(name, now_ns, active, model, *, description_updates, counts,
         the status; every value is text.
 
     """
-    setup = active[0] if active is not None else None
+    setup = active.setup if active is not None else None
     status = DiagnosticStatus(name=name, hardware_id=setup.model.name if setup else '')
     values = []
 
@@ -107,7 +107,7 @@ def dynamics_status(name, now_ns, active, model, *, description_updates, counts,
         status.message = ('no model: %s' % model.error if model.error
                           else 'waiting for the robot description')
     else:
-        missing = active[1].missing()
+        missing = active.merger.missing()
         if missing:
             status.level = DiagnosticStatus.WARN
             status.message = 'waiting for joint_states of %s' % ', '.join(missing)

@@ -9,12 +9,14 @@ failures counted (in its diagnostics) owns a :class:`FailureCounter` as its
 import contextlib
 import sys
 import threading
+from typing import Callable, NamedTuple
 
 import rclpy
 from rclpy.callback_groups import CallbackGroup
 from rclpy.exceptions import InvalidHandle
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.serialization import deserialize_message
+from rclpy.subscription import Subscription
 from rosgraph_msgs.msg import Clock
 
 LOG_PERIOD = 2.0  # s, the rate limit of repeated errors
@@ -224,6 +226,23 @@ class _OwnThread(CallbackGroup):
         pass
 
 
+class ThreadInput(NamedTuple):
+    """
+    An input a :class:`SubscriptionThread` handles beside its main messages.
+
+    Attributes
+    ----------
+    subscription
+        the input's subscription, in the thread's :attr:`SubscriptionThread.callback_group`.
+    callback
+        ``callback(msg)``: called with each of its messages.
+
+    """
+
+    subscription: Subscription
+    callback: Callable
+
+
 class SubscriptionThread:
     """
     Serve one subscription of a node on a thread of its own, outside the executor.
@@ -295,9 +314,9 @@ class SubscriptionThread:
         ``callback(msg, newer)``: ``newer`` is True when a newer message was already taken in
         the same wake-up (the callback is called for it next). The callback may return a
         pause [s]: the thread then waits that long once the wake-up's inputs are handled,
-        leaving the interpreter to other threads. ``inputs``: ``(subscription,
-        callback(msg))`` pairs (also in :attr:`callback_group`) handled at each wake-up
-        before or after the main messages, as they were published (the class's description).
+        leaving the interpreter to other threads. ``inputs``: :class:`ThreadInput` entries
+        (their subscriptions also in :attr:`callback_group`) handled at each wake-up before or
+        after the main messages, as they were published (the class's description).
         The process's switch interval is lowered to :data:`SWITCH_INTERVAL`, so that a message
         waits for the interpreter a fraction of a millisecond, not 5 ms, while another thread
         runs Python.
@@ -314,7 +333,7 @@ class SubscriptionThread:
         """
         Move rclpy's ``/clock`` subscription of the node (``use_sim_time``) to this thread.
 
-        Returns the ``(subscription, callback)`` input entries to give :meth:`start`: one, or
+        Returns the :class:`ThreadInput` entries to give :meth:`start`: one, or
         none when the node is not on simulated time. Call it before :meth:`start`. The
         executor leaves the subscription alone from then on, and its QoS event handlers too
         (left with the executor, they keep it busy waking up for the events of a subscription
@@ -326,7 +345,7 @@ class SubscriptionThread:
         subscription.callback_group = self.callback_group
         for handler in getattr(subscription, 'event_handlers', ()):
             handler.callback_group = self.callback_group
-        return [(subscription, subscription.callback)]
+        return [ThreadInput(subscription, subscription.callback)]
 
     @classmethod
     def of(cls, node):
@@ -414,7 +433,7 @@ class SubscriptionThread:
         live = []
         for entry in inputs:
             try:
-                handles.enter_context(entry[0].handle)
+                handles.enter_context(entry.subscription.handle)
             except InvalidHandle:  # destroyed (rclpy's /clock when use_sim_time goes off)
                 continue
             live.append(entry)

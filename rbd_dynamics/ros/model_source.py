@@ -5,14 +5,16 @@ The model a node runs on: where its description comes from and how a new one rep
 parameter, or else the latched topic), the worker thread that parses a description and compiles
 its fast path, the generations (a newer description wins over one still being built),
 ``description_updates: lock``, the log lines that announce a new model, the payloads carried
-over onto it (``payload.*`` parameters and those received on ``~/payload``) and the status the
-diagnostics report. It knows no node: it is given a logger, the lock under which the model in
-use is swapped, and two callables that read and replace the model in use, a
-``(Setup, JointStateMerger)`` pair.
+over onto it (``payload.*`` parameters and those received on ``~/payload``), the kernels built
+on demand on a thread of their own (:meth:`ModelSource.kernels_ready`: the wrench estimate's,
+the task-space law's) and the status the diagnostics report. It knows no node: it is given a
+logger, the lock under which the model in use is swapped, and two callables that read and
+replace the model in use, a :class:`ModelInUse`.
 """
 
 import concurrent.futures
 import gc
+import threading
 import time
 from typing import NamedTuple
 import warnings
@@ -27,6 +29,23 @@ from rbd_dynamics.control.setup import Setup
 from . import parameters
 
 LOG_PERIOD = 2.0  # s, the rate limit of repeated warnings
+
+
+class ModelInUse(NamedTuple):
+    """
+    The model in use, as the joint-state path reads it: one reference, swapped whole.
+
+    Attributes
+    ----------
+    setup
+        the :class:`~rbd_dynamics.control.setup.Setup` of the model and the parameters.
+    merger
+        the :class:`~rbd_dynamics.control.joint_states.JointStateMerger` of its joints.
+
+    """
+
+    setup: Setup
+    merger: JointStateMerger
 
 
 class ModelStatus(NamedTuple):
@@ -58,9 +77,9 @@ class ModelSource:
 
     Threads: :meth:`receive_description`, :meth:`request`, :meth:`configure` and
     :meth:`receive_payload` are called from the node's executor thread; the build runs on a
-    worker thread of its own and swaps the new pair in under ``lock``, the lock the node holds
-    while it changes the model in use itself. Readers of the model in use (the joint-state path)
-    never wait: they read the pair as one reference.
+    worker thread of its own and swaps the new :class:`ModelInUse` in under ``lock``, the lock the
+    node holds while it changes the model in use itself. Readers of the model in use (the
+    joint-state path) never wait: they read it as one reference.
     """
 
     def __init__(self, logger, lock, in_use, put_in_use, params, config):
@@ -74,10 +93,10 @@ class ModelSource:
         lock
             held while the model in use is replaced, by this source or by its owner.
         in_use
-            ``() -> (Setup, JointStateMerger) or None``: the model in use.
+            ``() -> ModelInUse or None``: the model in use.
         put_in_use
-            ``((Setup, JointStateMerger)) -> None``: put a new model in use (called under
-            ``lock``, after the lines that announce it are logged).
+            ``(ModelInUse) -> None``: put a new model in use (called under ``lock``, after
+            the lines that announce it are logged).
         params
             the node's parameters by name (see :meth:`configure`).
         config
@@ -101,6 +120,12 @@ class ModelSource:
         self.compiling = False  # the compiled path of the model in use is being built
         self.counts = {'descriptions': 0, 'descriptions_rejected': 0}
         self.last_rejection = ''  # the last description refused by description_updates: lock
+        # the threads compiling the kernels of the wrench estimate and the task-space law
+        # (one per purpose), and why they are not ready, for the diagnostics
+        self._warm_ups = {}
+        self._kernels_built = set()  # the kernels tuples kernels_ready found built
+        self._warm_up_notes = {}
+        self._warm_up_failed = set()
 
     def configure(self, params, config):
         """Take the node's parameters (by name) and their configuration; call under the lock."""
@@ -207,12 +232,12 @@ class ModelSource:
                 previous = self._in_use()
                 merger = JointStateMerger(model.joint_names)
                 if previous is not None:
-                    merger.adopt(previous[1])
+                    merger.adopt(previous.merger)
                 # Said before the swap: a torque of the new model is never seen ahead of the
                 # lines that announce it.
                 self._announce(source, previous, setup, payload_notes)
                 self.compiling = not replacing  # (compiled below)
-                self._put_in_use((setup, merger))
+                self._put_in_use(ModelInUse(setup, merger))
                 self._model_text = (text, params)
                 self.source = source
                 self.error = ''
@@ -268,7 +293,7 @@ class ModelSource:
         log = self._log
         model = setup.model
         if previous is not None:
-            change = describe_change(previous[0].model, model)
+            change = describe_change(previous.setup.model, model)
             log.warning('robot description from %s replaces the model in use (of %s): %s'
                         % (source, self.source, change or 'same joints and mass'))
         for note in list(model.warnings) + payload_notes:
@@ -317,7 +342,7 @@ class ModelSource:
         """
         with self._lock:
             in_use = self._in_use()
-            if in_use is None or in_use[0].model is not model:
+            if in_use is None or in_use.setup.model is not model:
                 return False
             model.set_payload(link, payload.mass, payload.com, payload.inertia)
             if payload.mass:
@@ -325,6 +350,58 @@ class ModelSource:
             else:
                 self._topic_payloads.pop(link, None)
         return True
+
+    # Kernels on demand ---------------------------------------------------------------------------
+
+    def kernels_ready(self, model, purpose, kernels, setting, meanwhile):
+        """
+        Say whether ``kernels`` run on ``model`` without compiling on the torque path.
+
+        The compiled kernels of the equations of motion are built (or loaded from numba's
+        cache) when a model first needs them; that takes seconds without ``precompile``, so
+        they are built on a thread of their own the first time ``purpose`` (the wrench
+        estimate, the task-space law) asks, and ``purpose`` waits for them, doing
+        ``meanwhile``.
+        """
+        if kernels in self._kernels_built:
+            return True
+        if compiled_kernels.ready(model, kernels):  # (also where they run in NumPy)
+            if model.runtime.eom_packed is not None:
+                # built once, built for the process: no need to ask on every joint state
+                self._kernels_built.add(kernels)
+            return True
+        warm_up = self._warm_ups.get(purpose)
+        if warm_up is None or not (warm_up.is_alive() or purpose in self._warm_up_failed):
+            # (again for a packed model made while it compiled, a payload's: only binds then)
+            if warm_up is None or warm_up.kernels != kernels:
+                self._warm_up_notes[purpose] = 'waiting for the compiled %s' % ', '.join(kernels)
+                self._log.info(
+                    'building the compiled %s for %s (once per process; python -m '
+                    "rbd_dynamics precompile keeps them in numba's cache); %s"
+                    % (', '.join(kernels), setting, meanwhile))
+            warm_up = threading.Thread(target=self._warm_up, args=(model, purpose, kernels,
+                                                                   setting),
+                                       name='rbd_dynamics %s warm-up' % purpose, daemon=True)
+            warm_up.kernels = kernels
+            self._warm_ups[purpose] = warm_up
+            warm_up.start()
+        return False
+
+    def warm_up_note(self, purpose):
+        """Say why the kernels ``purpose`` waits for are not ready (``''``: they are)."""
+        return self._warm_up_notes.get(purpose, '')
+
+    def _warm_up(self, model, purpose, kernels, setting):
+        try:
+            compiled_kernels.prepare(model, kernels)
+        except Exception as exc:  # (whatever numba raises) the torques go on without them
+            self._warm_up_failed.add(purpose)
+            self._warm_up_notes[purpose] = '%s could not be compiled: %s' % (
+                ', '.join(kernels), exc)
+            self._log.error('%s: %s' % (setting, self._warm_up_notes[purpose]))
+            return
+        self._warm_up_notes.pop(purpose, None)
+        self._log.info('compiled %s ready for %s' % (', '.join(kernels), setting))
 
     def shutdown(self):
         """Stop taking builds (one under way finishes on its own)."""

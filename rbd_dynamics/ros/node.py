@@ -8,79 +8,69 @@ in the hand. On every joint state that completes the robot's state it asks the t
 ``~/feedforward``, ``~/gravity_compensation`` and ``~/effort_commands`` (and, with
 ``contact.observer``, ``~/external_effort``, ``~/contact`` and ``~/external_wrench`` from the
 measured efforts; with ``command_output: task``, ``~/task_error``, the command being the
-task-space law toward ``~/desired_pose``). This module is wiring:
-subscriptions, publishers, services and parameters (declared from the table of
-:mod:`rbd_dynamics.ros.parameters`). The rest lives beside it:
+task-space law toward ``~/desired_pose``). This module is wiring: subscriptions, services and
+the callbacks that hand their messages on. The rest lives beside it:
 
+- :mod:`rbd_dynamics.ros.parameter_transaction`: the parameters, declared from the table of
+  :mod:`rbd_dynamics.ros.parameters`, and a change to them: checked (each value against its
+  spec, then the whole configuration against the model in use), planned (what it changes,
+  without touching anything) and committed under the setup lock, or refused whole with one
+  reason;
 - :mod:`rbd_dynamics.ros.model_source`: the model's lifecycle (the description from the parameter
   or the topic, the build worker, ``description_updates``, the announcement, payloads carried
-  over onto a new model, the compiled path);
+  over onto a new model, the compiled path, the kernels built on demand for the wrench estimate
+  and the task-space law);
 - :mod:`rbd_dynamics.ros.diagnostics`: the ``/diagnostics`` status, from the counters and states
   the node hands it;
 - :mod:`rbd_dynamics.ros.executor`: spinning that survives a failing callback (counted in the
   node's :class:`~rbd_dynamics.ros.executor.FailureCounter`) and the joint-state thread.
 
-A parameter change is checked (each value against its spec, then the whole configuration
-against the model in use), planned (what it changes, without touching anything) and committed
-under the setup lock, or refused whole with one reason.
-
 Threads: joint states are taken and turned into torques on a thread of their own
 (:class:`~rbd_dynamics.ros.executor.SubscriptionThread`; parameter ``joint_states_thread``), every
 other callback runs on the executor thread, and a new description is parsed and compiled on the
 model source's worker thread. What the joint-state path reads is swapped in whole by the others:
-the setup and joint-state merger as one tuple (``_active``, replaced under the setup lock), the
-desired input, each sensor reading and bias, and the model's inertias
-(:meth:`rbd_dynamics.Model.set_payload`); so it never waits for a model build and always sees a
-consistent set.
+the setup and joint-state merger as one :class:`~rbd_dynamics.ros.model_source.ModelInUse`
+(replaced under the setup lock), the desired input, each sensor reading and bias, and the
+model's inertias (:meth:`rbd_dynamics.Model.set_payload`); so it never waits for a model build
+and always sees a consistent set.
 """
 
 import functools
 import threading
 import time
 
-from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import InertiaStamped, PoseStamped, TwistStamped, WrenchStamped
-import numpy as np
 import rbd_dynamics as rbd
 from rbd_dynamics import compiled
-from rbd_dynamics.control import task
-from rbd_dynamics.control.config import check_lengths, Config
 from rbd_dynamics.control.law import Controller
-from rbd_dynamics.control.observer import wrench_at
-from rbd_dynamics.control.sensors import Sensor
-from rbd_dynamics.control.setup import Setup
-from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
-                                SetParametersResult)
-from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
-                              ParameterUninitializedException)
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 try:
-    from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
+    from rclpy.event_handler import SubscriptionEventCallbacks
 except ImportError:  # Humble
-    from rclpy.qos_event import PublisherEventCallbacks, SubscriptionEventCallbacks
+    from rclpy.qos_event import SubscriptionEventCallbacks
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Bool, Float64MultiArray, String
+from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from . import parameters
 from .conversions import (desired_from_array, desired_from_trajectory, to_float_array,
                           trajectory_to_arrays, wrench_to_array)
-from .diagnostics import (ComputeTimes, COUNTS, dynamics_status, observer_values, payload_text,
-                          task_values, vector_text)
-from .executor import FailureCounter, run, stop_threads, SubscriptionThread
-from .model_source import ModelSource, payload_changes
+from .diagnostics import COUNTS, payload_text, vector_text
+from .executor import FailureCounter, run, stop_threads, SubscriptionThread, ThreadInput
+from .model_source import ModelSource
+from .outputs import LATCHED_QOS, LOG_PERIOD, LogRateLimit, Outputs
+from .parameter_transaction import ParameterTransaction
 
 NODE_NAME = 'rbd_dynamics'
-LOG_PERIOD = 2.0  # s, the rate limit of repeated warnings
 DIAGNOSTIC_PERIOD = 1.0  # s
 # While the compiled path is being built, torques come from the (slow) NumPy path, for the
 # newest joint state only, with this pause after each: the compilation needs the interpreter.
 NUMPY_PATH_PAUSE = 0.05  # s
-NS = 1e9
-# The node's own counters (its model source counts the descriptions).
-NODE_COUNTS = tuple(key for key in COUNTS if key not in ('descriptions', 'descriptions_rejected'))
+# The node's own counters (its model source counts the descriptions, its parameter transaction
+# the refused changes).
+NODE_COUNTS = tuple(key for key in COUNTS if key not in ('descriptions', 'descriptions_rejected',
+                                                         'rejected_parameters'))
 # Joint states and F/T readings: best effort, volatile, the newest 10 kept. This is the sensor
 # data QoS robot_state_publisher subscribes to joint_states with: reliable and best-effort
 # publishers both match it, so no QoS can be incompatible.
@@ -88,131 +78,47 @@ STREAM_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT,
                         durability=DurabilityPolicy.VOLATILE)
 
 
-class _Sensor(Sensor):
-    """A configured force/torque sensor (the controller's) with its topic and convention."""
-
-    def __init__(self, name):
-        super().__init__(name)
-        self.topic = ''
-        self.convention = parameters.CONVENTIONS[0]
-
-
-class _Refused(Exception):
-    """A parameter change refused, with its reason."""
-
-
-class _Plan:
-    """
-    What an accepted parameter change does, computed before anything changes.
-
-    Attributes
-    ----------
-    params, config
-        the parameters after the change and their configuration.
-    active
-        the new ``(Setup, JointStateMerger)`` pair, or ``None`` when it stays.
-    model, payloads
-        the model in use and the ``(link, Payload)`` to put on it, in order.
-    sensors
-        the sensors whose settings change.
-    rebuild
-        names of the changed parameters that rebuild the model (sorted).
-    checked
-        the model the rebuild was checked with, or ``None``.
-    retry
-        names of the changed setup and payload parameters when the description was refused
-        and no model is in use (sorted): the description is built again with them.
-
-    """
-
-    def __init__(self, params, config):
-        self.params = params
-        self.config = config
-        self.active = None
-        self.model = None
-        self.payloads = []
-        self.sensors = []
-        self.rebuild = []
-        self.checked = None
-        self.retry = []
-
-
 class DynamicsNode(Node):
     """Computed-torque feedforward and gravity compensation from a URDF, over ROS 2."""
 
     def __init__(self, node_name=NODE_NAME, **kwargs):
         super().__init__(node_name, **kwargs)
-        self._active = None  # (Setup, JointStateMerger) of the model in use
+        self._active = None  # the ModelInUse
         self._setup_lock = threading.Lock()  # held while _active or the model in use changes
-        self._saturated = ()
         self._counts = dict.fromkeys(NODE_COUNTS, 0)
         self.callback_failures = FailureCounter()  # counted by rbd_dynamics.ros.executor
         self._last_error = {}
-        self._logged = {}  # rate-limited log line -> when it was last written (_log_due)
-        self._last_joint_state_ns = None
-        self._compute = ComputeTimes()
+        self._log_due = LogRateLimit().due  # (key) -> whether a repeated warning is due
 
         if compiled.numpy_path_note():
             self.get_logger().warning(compiled.numpy_path_note())
-        self._declare_parameters()
+        self._transaction = ParameterTransaction(self, self._setup_lock, self._in_use,
+                                                 self._put_active)
+        self._sensors = self._transaction.sensors
         self._controller = Controller(self._sensors)
-        self._config = Config.from_parameters(self._p)
-        self._source = ModelSource(self.get_logger(), self._setup_lock, lambda: self._active,
-                                   self._put_active, self._p, self._config)
-        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self._source = ModelSource(self.get_logger(), self._setup_lock, self._in_use,
+                                   self._put_active, self._transaction.params,
+                                   self._transaction.config)
+        self._transaction.attach(self._source)
+        self.add_on_set_parameters_callback(self._transaction.on_set_parameters)
 
         # rclpy's executor visits every QoS event handler of the node on each wake-up, that is
         # once per joint state; the default ones (two per publisher and subscription) would
         # cost the hot path more than its arithmetic. The streams below cannot meet an
-        # incompatible QoS (best effort, volatile) and the outputs leave that report to their
-        # subscribers; the reliable command inputs keep an incompatible-QoS warning, and the
-        # latched description keeps rclpy's defaults.
-        quiet_pub = PublisherEventCallbacks(use_default_callbacks=False)
+        # incompatible QoS (best effort, volatile) and the outputs (Outputs) leave that report
+        # to their subscribers; the reliable command inputs keep an incompatible-QoS warning,
+        # and the latched description keeps rclpy's defaults.
         quiet_sub = SubscriptionEventCallbacks(use_default_callbacks=False)
         command_sub = SubscriptionEventCallbacks(incompatible_qos=self._on_incompatible_qos,
                                                  use_default_callbacks=False)
-        self._pub_ff = self.create_publisher(JointState, '~/feedforward', 10,
-                                             event_callbacks=quiet_pub)
-        self._pub_g = self.create_publisher(JointState, '~/gravity_compensation', 10,
-                                            event_callbacks=quiet_pub)
-        self._pub_cmd = self.create_publisher(Float64MultiArray, '~/effort_commands', 10,
-                                              event_callbacks=quiet_pub)
-        self._pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10,
-                                               event_callbacks=quiet_pub)
-        self._pub_trajectory = self.create_publisher(JointTrajectory, '~/trajectory_with_effort',
-                                                     10, event_callbacks=quiet_pub)
-        self._pub_external = self.create_publisher(JointState, '~/external_effort', 10,
-                                                   event_callbacks=quiet_pub)
-        self._pub_wrench = self.create_publisher(WrenchStamped, '~/external_wrench', 10,
-                                                 event_callbacks=quiet_pub)
-        self._pub_task_error = self.create_publisher(TwistStamped, '~/task_error', 10,
-                                                     event_callbacks=quiet_pub)
-        self._msg_task_error = TwistStamped()
-        self._msg_ff = JointState()
-        self._msg_g = JointState()
-        self._msg_cmd = Float64MultiArray()
-        self._msg_external = JointState()
-        self._named = None  # the setup whose joint names the output messages carry
-
-        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self._pub_contact = self.create_publisher(Bool, '~/contact', latched)
-        self._contact_lock = threading.Lock()  # one ~/contact message per change, in order
-        self._contact_published = None
-        self._wrench_rank = None  # rank of J^T of the last wrench estimate
-        # the threads compiling the kernels of the wrench estimate and the task-space law
-        # (one per purpose), and why they are not ready, for the diagnostics
-        self._warm_ups = {}
-        self._kernels_built = set()  # the kernels tuples _kernels_ready found built
-        self._warm_up_notes = {}
-        self._warm_up_failed = set()
-        self._task_noted = None  # the task note last logged
-        self._publish_contact()
+        self._outputs = Outputs(self, self._controller, self._source, self._transaction,
+                                self._counts, self._last_error, self._log_due)
         self.create_service(Trigger, '~/reset_contact', self._on_reset_contact)
         self.create_subscription(String, 'robot_description',
-                                 lambda msg: self._source.receive_description(msg.data), latched)
+                                 lambda msg: self._source.receive_description(msg.data),
+                                 LATCHED_QOS)
         self._joint_state_thread = None
-        if self._p['joint_states_thread']:
+        if self._transaction.params['joint_states_thread']:
             try:
                 self._joint_state_thread = SubscriptionThread(
                     self, 'joint_states', inputs=5 + len(self._sensors))
@@ -231,23 +137,23 @@ class DynamicsNode(Node):
             JointState, 'joint_states', self._on_joint_state, STREAM_QOS, callback_group=group,
             event_callbacks=quiet_sub)
         desired = [
-            (self.create_subscription(JointTrajectory, '~/desired_state', self._on_desired_state,
-                                      10, callback_group=group, event_callbacks=command_sub),
-             self._on_desired_state),
-            (self.create_subscription(Float64MultiArray, '~/desired_accelerations',
-                                      self._on_desired_accelerations, 10, callback_group=group,
-                                      event_callbacks=command_sub),
-             self._on_desired_accelerations),
-            (self.create_subscription(PoseStamped, '~/desired_pose', self._on_desired_pose, 10,
-                                      callback_group=group, event_callbacks=command_sub),
-             self._on_desired_pose),
-            (self.create_subscription(TwistStamped, '~/desired_twist', self._on_desired_twist,
-                                      10, callback_group=group, event_callbacks=command_sub),
-             self._on_desired_twist)]
+            ThreadInput(self.create_subscription(
+                JointTrajectory, '~/desired_state', self._on_desired_state, 10,
+                callback_group=group, event_callbacks=command_sub), self._on_desired_state),
+            ThreadInput(self.create_subscription(
+                Float64MultiArray, '~/desired_accelerations', self._on_desired_accelerations, 10,
+                callback_group=group, event_callbacks=command_sub),
+                self._on_desired_accelerations),
+            ThreadInput(self.create_subscription(
+                PoseStamped, '~/desired_pose', self._on_desired_pose, 10, callback_group=group,
+                event_callbacks=command_sub), self._on_desired_pose),
+            ThreadInput(self.create_subscription(
+                TwistStamped, '~/desired_twist', self._on_desired_twist, 10,
+                callback_group=group, event_callbacks=command_sub), self._on_desired_twist)]
         readings = []
         for sensor in self._sensors:
             callback = functools.partial(self._on_wrench, sensor)
-            readings.append((self.create_subscription(
+            readings.append(ThreadInput(self.create_subscription(
                 WrenchStamped, sensor.topic, callback, STREAM_QOS, callback_group=group,
                 event_callbacks=quiet_sub), callback))
         if self._joint_state_thread is not None:
@@ -265,7 +171,7 @@ class DynamicsNode(Node):
                                 lambda req, res, s=sensor: self._on_clear_tare(s, res))
         self.create_timer(DIAGNOSTIC_PERIOD, self._publish_diagnostics)
 
-        if self._p['robot_description']:
+        if self._transaction.params['robot_description']:
             self._source.request('the robot_description parameter')
         else:
             self.get_logger().info('waiting for the robot description on topic %s'
@@ -281,197 +187,14 @@ class DynamicsNode(Node):
     @property
     def _setup(self):
         active = self._active
-        return active[0] if active is not None else None
+        return active.setup if active is not None else None
+
+    def _in_use(self):
+        return self._active
 
     def _put_active(self, active):
-        """Put a new ``(Setup, JointStateMerger)`` in use (under the setup lock)."""
+        """Put a new :class:`~rbd_dynamics.ros.model_source.ModelInUse` (under the setup lock)."""
         self._active = active
-
-    # Parameters ---------------------------------------------------------------------------------
-
-    def _declare(self, spec):
-        """Declare one parameter of the table; an invalid override falls back to the default."""
-        descriptor = ParameterDescriptor(description=spec.description, read_only=spec.read_only,
-                                         additional_constraints=spec.constraints,
-                                         dynamic_typing=spec.dynamic)
-        if spec.float_range is not None:
-            descriptor.floating_point_range = [FloatingPointRange(
-                from_value=spec.float_range[0], to_value=spec.float_range[1], step=0.0)]
-        if spec.int_range is not None:
-            descriptor.integer_range = [IntegerRange(
-                from_value=spec.int_range[0], to_value=spec.int_range[1], step=0)]
-        # An empty list cannot carry its element type; declare the type instead (an unset
-        # parameter reads as the empty list).
-        default = spec.default
-        initial = parameters.parameter_type(spec) if isinstance(default, list) and not default \
-            else default
-        try:
-            value = self.declare_parameter(spec.name, initial, descriptor).value
-        except (ParameterUninitializedException, InvalidParameterTypeException,
-                InvalidParameterValueException) as exc:
-            self.get_logger().error('parameter %s: %s; using the default %r'
-                                    % (spec.name, exc, default))
-            value = self.declare_parameter(spec.name, initial, descriptor,
-                                           ignore_override=True).value
-        value = self._as_value(spec, value)
-        reason = parameters.check(spec, value)
-        if reason:
-            self.get_logger().error('parameter %s; using the default %r' % (reason, default))
-            value = default
-        self._specs[spec.name] = spec
-        self._p[spec.name] = value
-
-    @staticmethod
-    def _as_value(spec, value):
-        if value is None:
-            return list(spec.default) if isinstance(spec.default, list) else spec.default
-        if spec.dynamic:  # a number, or a sequence of them (rclpy gives array.array)
-            return value if isinstance(value, (bool, int, float, str)) else list(value)
-        return list(value) if isinstance(spec.default, list) else value
-
-    def _declare_parameters(self):
-        self._p = {}
-        self._specs = {}
-        for spec in parameters.PARAMETERS:
-            self._declare(spec)
-        self._sensors = []
-        for name in self._p['wrench_sensors']:
-            for spec in parameters.sensor_parameters(name):
-                self._declare(spec)
-            sensor = _Sensor(name)
-            self._sensors.append(sensor)
-            self._apply_sensor(sensor)
-        reason = check_lengths(Config.from_parameters(self._p), len(self._p['joints']) or None)
-        if reason:
-            self.get_logger().error('parameters: %s' % reason)
-
-    def _apply_sensor(self, sensor):
-        prefix = 'wrench.%s.' % sensor.name
-        sensor.topic = self._p[prefix + 'topic']
-        sensor.frame = self._p[prefix + 'frame']
-        sensor.convention = self._p[prefix + 'convention']
-        sensor.timeout_ns = int(self._p[prefix + 'timeout'] * NS)
-        sensor.compensate = bool(self._p[prefix + 'compensate_payload'])
-
-    def _on_set_parameters(self, params):
-        """
-        Check, plan and commit a parameter change: it is applied whole or refused whole.
-
-        The configuration is checked and the change planned under the setup lock, held on
-        through the commit: a model build cannot swap in between, so the plan is applied to the
-        model it was made against.
-        """
-        try:
-            pending = self._check_values(params)
-            with self._setup_lock:
-                plan = self._plan(pending)
-                if plan is not None:
-                    self._commit(plan)
-        except _Refused as refused:
-            return self._reject_parameters(str(refused))
-        if plan is not None:
-            for sensor in plan.sensors:
-                self._apply_sensor(sensor)
-            if plan.rebuild:
-                self._source.request('a parameter change (%s)' % ', '.join(plan.rebuild),
-                                     plan.checked)
-            elif plan.retry:
-                self._source.request('a parameter change (%s) after the description was '
-                                     'refused' % ', '.join(plan.retry))
-        return SetParametersResult(successful=True)
-
-    def _check_values(self, params):
-        """Check each new value against its spec: the parameters as they would be."""
-        pending = dict(self._p)
-        for param in params:
-            spec = self._specs.get(param.name)
-            if spec is None:
-                continue  # parameters of other layers (rclpy's own), not ours to judge
-            value = self._as_value(spec, param.value)
-            reason = parameters.check(spec, value)
-            if reason:
-                raise _Refused(reason)
-            pending[param.name] = value
-        return pending
-
-    def _check_configuration(self, plan, model):
-        """Check the whole pending configuration against ``model`` in use (or ``None``)."""
-        if model is None:
-            reason = check_lengths(plan.config, len(plan.config.joints) or None)
-            if reason:
-                raise _Refused(reason)
-            return
-        if plan.rebuild and plan.params['description_updates'] == 'lock':
-            raise _Refused('description_updates is lock: the model in use stays (%s cannot '
-                           'change)' % ', '.join(plan.rebuild))
-        if plan.rebuild:
-            # A change that rebuilds the model is checked against the configuration now, so
-            # a refused rebuild cannot leave a parameter that the model in use lacks.
-            try:
-                plan.checked = self._source.check_rebuild(plan.params, plan.config)
-            except Exception as exc:  # (any reason a description is refused)
-                raise _Refused('%s: %s' % (type(exc).__name__, exc)) from exc
-
-    def _plan(self, pending):
-        """
-        Check ``pending`` as a whole and plan what it changes, touching nothing.
-
-        Called under the setup lock, so the model in use cannot change meanwhile.
-
-        Returns
-        -------
-        _Plan or None
-            the plan, or ``None`` when no value changes.
-
-        Raises
-        ------
-        _Refused
-            the change cannot be applied, with the reason.
-
-        """
-        changed = {name for name in pending if pending[name] != self._p[name]}
-        if not changed:
-            return None
-        plan = _Plan(pending, Config.from_parameters(pending))
-        plan.rebuild = sorted(n for n in changed if self._specs[n].effect == parameters.MODEL)
-        effects = {self._specs[name].effect for name in changed}
-        active = self._active
-        model = active[0].model if active is not None else None
-        self._check_configuration(plan, model)
-        if model is not None and parameters.SETUP in effects:
-            try:
-                plan.active = (Setup(model, plan.config), active[1])
-            except ValueError as exc:
-                raise _Refused(str(exc)) from exc
-        if model is not None and parameters.PAYLOAD in effects:
-            plan.model = model
-            try:
-                plan.payloads = payload_changes(model, pending, self._p['payload.link'])
-            except ValueError as exc:
-                raise _Refused(str(exc)) from exc
-        plan.sensors = [sensor for sensor in self._sensors
-                        if any(name.startswith('wrench.%s.' % sensor.name) for name in changed)]
-        if model is None and self._source.error:
-            # the description was refused, perhaps for a setting this change corrects (an
-            # unknown task.link, joints the model lacks): it is built again with it
-            plan.retry = sorted(n for n in changed
-                                if self._specs[n].effect in (parameters.SETUP, parameters.PAYLOAD))
-        return plan
-
-    def _commit(self, plan):
-        """Apply a planned change to the model in use and the parameters (under the lock)."""
-        for link, payload in plan.payloads:
-            plan.model.set_payload(link, payload.mass, payload.com, payload.inertia)
-        self._p = plan.params
-        self._config = plan.config
-        self._source.configure(plan.params, plan.config)
-        if plan.active is not None:
-            self._active = plan.active
-
-    def _reject_parameters(self, reason):
-        self._counts['rejected_parameters'] += 1
-        self.get_logger().warning('parameter change rejected: %s' % reason)
-        return SetParametersResult(successful=False, reason=reason)
 
     # Payloads -----------------------------------------------------------------------------------
 
@@ -479,7 +202,7 @@ class DynamicsNode(Node):
         active = self._active
         if active is None:
             return self._reject('payload', 'no model yet')
-        model = active[0].model
+        model = active.setup.model
         link = msg.header.frame_id
         inertia = msg.inertia
         com = inertia.com
@@ -504,7 +227,8 @@ class DynamicsNode(Node):
         active = self._active
         if active is None:
             return self._reject('trajectory', 'no model yet')
-        setup, merger = active
+        setup = active.setup
+        merger = active.merger
         model = setup.model
         try:
             rows, q, qd, qdd = trajectory_to_arrays(msg, setup.index)
@@ -532,14 +256,15 @@ class DynamicsNode(Node):
             efforts = efforts / setup.effort_scale[rows]
         for point, effort in zip(msg.points, efforts):
             point.effort = to_float_array(effort)
-        self._pub_trajectory.publish(msg)
+        self._outputs.publish_trajectory(msg)
         self._counts['trajectories'] += 1
 
     # Tare ---------------------------------------------------------------------------------------
 
     def _on_tare(self, sensor, response):
         active = self._active
-        setup, merger = active if active is not None else (None, None)
+        setup = active.setup if active is not None else None
+        merger = active.merger if active is not None else None
         q = merger.position.copy() if merger is not None and not merger.missing_count else None
         try:
             link, bias = self._controller.tare(sensor, setup, q,
@@ -564,21 +289,6 @@ class DynamicsNode(Node):
         return response
 
     # Inputs -------------------------------------------------------------------------------------
-
-    def _log_due(self, key):
-        """
-        Say whether the rate-limited log line ``key`` is due (once per ``LOG_PERIOD``).
-
-        rclpy's own ``throttle_duration_sec`` inspects the caller's frame (its source file on
-        disk) on every call, before it decides to skip: some hundred microseconds, paid on each
-        joint state while a command saturates. Here a skipped line costs a clock read.
-        """
-        now = time.monotonic()
-        last = self._logged.get(key)
-        if last is not None and now - last < LOG_PERIOD:
-            return False
-        self._logged[key] = now
-        return True
 
     def _reject(self, kind, reason):
         self._counts['rejected_' + kind] += 1
@@ -650,7 +360,8 @@ class DynamicsNode(Node):
                 self.get_logger().warning('no usable robot description yet (%s); publishing '
                                           'nothing' % self._source.waiting_reason())
             return
-        setup, merger = active
+        setup = active.setup
+        merger = active.merger
         try:
             if not merger.update(msg, setup.observer_on):
                 return  # none of this model's joints
@@ -667,172 +378,16 @@ class DynamicsNode(Node):
             # the compiled path is being built: answer the newest state only
             self._counts['skipped_while_compiling'] += 1
             return
-        start = time.perf_counter_ns()
-        now = self.get_clock().now().nanoseconds
-        self._last_joint_state_ns = now
-        self._publish(setup, merger.position, merger.velocity, now, msg.header.stamp,
-                      merger.effort if merger.effort_fresh else None)
-        spent = time.perf_counter_ns() - start
-        self._compute.add(spent)
+        self._outputs.publish(setup, merger, msg.header.stamp)
         if numpy_path:  # leave the interpreter to the compilation
             if self._joint_state_thread is None:
                 time.sleep(NUMPY_PATH_PAUSE)
             else:  # the thread waits once this state's later inputs are handled
                 return NUMPY_PATH_PAUSE
 
-    # Torques ------------------------------------------------------------------------------------
-
-    def _publish(self, setup, q, qd, now, stamp, effort=None):
-        stamp_ns = stamp.sec * 1_000_000_000 + stamp.nanosec
-        # (with task.link set, built ahead of command_output task)
-        task_ready = setup.task is None or self._kernels_ready(
-            setup.model, 'task', task.KERNELS, 'task.link',
-            'with command_output task, ~/effort_commands carry the gravity compensation '
-            'until then')
-        # the observer's step (where no torque depends on it) after the torques are out
-        out = self._controller.compute(setup, q, qd, now, effort, stamp_ns, task_ready,
-                                       observe_later=True)
-        if out is None:
-            self._counts['non_finite_outputs'] += 1
-            if self._log_due('non-finite'):
-                self.get_logger().error('non-finite torque computed (q=%s, qd=%s); publishing '
-                                        'nothing this cycle' % (q.tolist(), qd.tolist()))
-            return
-        try:
-            self._publish_torques(setup, out, stamp)
-        finally:
-            # the observer's step even when a publish failed: its integral takes every state
-            self._controller.observe_pending(out)
-        if out.step is not None:  # after the torques, which a controller waits for
-            self._publish_observer(setup, q, out, stamp)
-
-    def _publish_torques(self, setup, out, stamp):
-        """Publish the torques of ``out`` (and the task law's error) on their topics."""
-        if out.saturated:
-            self._counts['saturated_cycles'] += 1
-            self._saturated = out.saturated
-            if self._log_due('saturated'):
-                self.get_logger().warning(
-                    'command over the effort limit of %s%s' % (', '.join(out.saturated),
-                                                               ' (clamped)' if setup.config.clamp
-                                                               else ''))
-        if self._named is not setup:
-            self._msg_ff.name = list(setup.joints)
-            self._msg_g.name = list(setup.joints)
-            self._msg_external.name = list(setup.joints)
-            self._msg_task_error.header.frame_id = setup.model.root_link
-            self._named = setup
-            note = setup.task.note if setup.task is not None else ''
-            if note and note != self._task_noted:
-                self.get_logger().warning('task.link %s' % note)
-            self._task_noted = note
-        # A topic nobody subscribes to is skipped: turning the message into its C form is a
-        # large part of a publish, and DDS would discard it anyway.
-        for pub, msg, tau in ((self._pub_ff, self._msg_ff, out.feedforward),
-                              (self._pub_g, self._msg_g, out.gravity)):
-            if pub.get_subscription_count():
-                msg.header.stamp = stamp
-                msg.effort = to_float_array(tau)
-                pub.publish(msg)
-        if self._pub_cmd.get_subscription_count():
-            command = out.command / setup.command_scale if setup.scaled else out.command
-            self._msg_cmd.data = to_float_array(command)
-            self._pub_cmd.publish(self._msg_cmd)
-        self._counts['outputs'] += 1
-        if out.task_error is not None and self._pub_task_error.get_subscription_count():
-            msg = self._msg_task_error
-            msg.header.stamp = stamp
-            lin, ang = msg.twist.linear, msg.twist.angular
-            lin.x, lin.y, lin.z, ang.x, ang.y, ang.z = (float(v) for v in out.task_error)
-            self._pub_task_error.publish(msg)
-
-    # Contact ------------------------------------------------------------------------------------
-
-    def _publish_observer(self, setup, q, out, stamp):
-        """Publish the residual, the wrench at ``contact.wrench_link`` and a contact change."""
-        if self._pub_external.get_subscription_count():
-            msg = self._msg_external
-            msg.header.stamp = stamp
-            msg.effort = to_float_array(out.external)
-            self._pub_external.publish(msg)
-        link = setup.wrench_link
-        if link and self._pub_wrench.get_subscription_count() and self._kernels_ready(
-                setup.model, 'wrench', ('jacobian',), 'contact.wrench_link',
-                '~/external_wrench starts when it is ready'):
-            w, self._wrench_rank = wrench_at(setup.model, q, link, out.step.residual)
-            if np.isfinite(w).all():
-                msg = WrenchStamped()
-                msg.header.stamp = stamp
-                msg.header.frame_id = link
-                f, n = msg.wrench.force, msg.wrench.torque
-                f.x, f.y, f.z, n.x, n.y, n.z = (float(v) for v in w)
-                self._pub_wrench.publish(msg)
-        if out.step.changed:
-            names = [setup.model.joint_names[i] for i in out.step.joints]
-            self.get_logger().warning(
-                'contact detected on %s (external torque %s over the threshold %s)%s'
-                % (', '.join(names), vector_text(out.external), vector_text(setup.threshold),
-                   '; ~/effort_commands carry the gravity compensation until ~/reset_contact'
-                   if setup.react else ''))
-            self._publish_contact()
-
-    def _kernels_ready(self, model, purpose, kernels, setting, meanwhile):
-        """
-        Say whether ``kernels`` run on ``model`` without compiling on the torque path.
-
-        The compiled kernels of the equations of motion are built (or loaded from numba's
-        cache) when a model first needs them; that takes seconds without ``precompile``, so
-        they are built on a thread of their own the first time ``purpose`` (the wrench
-        estimate, the task-space law) asks, and ``purpose`` waits for them, doing
-        ``meanwhile``.
-        """
-        if kernels in self._kernels_built:
-            return True
-        if compiled.ready(model, kernels):  # (also where they run in NumPy)
-            if model.runtime.eom_packed is not None:
-                # built once, built for the process: no need to ask on every joint state
-                self._kernels_built.add(kernels)
-            return True
-        warm_up = self._warm_ups.get(purpose)
-        if warm_up is None or not (warm_up.is_alive() or purpose in self._warm_up_failed):
-            # (again for a packed model made while it compiled, a payload's: only binds then)
-            if warm_up is None or warm_up.kernels != kernels:
-                self._warm_up_notes[purpose] = 'waiting for the compiled %s' % ', '.join(kernels)
-                self.get_logger().info(
-                    'building the compiled %s for %s (once per process; python -m '
-                    "rbd_dynamics precompile keeps them in numba's cache); %s"
-                    % (', '.join(kernels), setting, meanwhile))
-            warm_up = threading.Thread(target=self._warm_up, args=(model, purpose, kernels,
-                                                                   setting),
-                                       name='rbd_dynamics %s warm-up' % purpose, daemon=True)
-            warm_up.kernels = kernels
-            self._warm_ups[purpose] = warm_up
-            warm_up.start()
-        return False
-
-    def _warm_up(self, model, purpose, kernels, setting):
-        try:
-            compiled.prepare(model, kernels)
-        except Exception as exc:  # (whatever numba raises) the torques go on without them
-            self._warm_up_failed.add(purpose)
-            self._warm_up_notes[purpose] = '%s could not be compiled: %s' % (
-                ', '.join(kernels), exc)
-            self.get_logger().error('%s: %s' % (setting, self._warm_up_notes[purpose]))
-            return
-        self._warm_up_notes.pop(purpose, None)
-        self.get_logger().info('compiled %s ready for %s' % (', '.join(kernels), setting))
-
-    def _publish_contact(self):
-        """Publish the latched contact state on ``~/contact`` if it changed."""
-        with self._contact_lock:
-            contact = self._controller.observer.contact
-            if contact != self._contact_published:
-                self._pub_contact.publish(Bool(data=contact))
-                self._contact_published = contact
-
     def _on_reset_contact(self, request, response):
         had = self._controller.observer.reset()
-        self._publish_contact()
+        self._outputs.publish_contact()
         response.success = True
         response.message = ('contact cleared; the observer restarts from the next joint state'
                             if had else 'no contact; the observer restarts from the next '
@@ -843,28 +398,7 @@ class DynamicsNode(Node):
     # Diagnostics --------------------------------------------------------------------------------
 
     def _publish_diagnostics(self):
-        now = self.get_clock().now()
-        desired = self._controller.desired
-        last_errors = dict(self._last_error)
-        if self._source.last_rejection:
-            last_errors['description'] = self._source.last_rejection
-        status = dynamics_status(
-            '%s: dynamics' % self.get_fully_qualified_name(), now.nanoseconds, self._active,
-            self._source.status(), description_updates=self._p['description_updates'],
-            counts=dict(self._counts, **self._source.counts),
-            callback_failures=self.callback_failures.count,
-            last_joint_state_ns=self._last_joint_state_ns,
-            desired_ns=desired.arrival_ns if desired else None, sensors=self._sensors,
-            compute=self._compute, saturated=self._saturated,
-            own_thread=self._joint_state_thread is not None, last_errors=last_errors,
-            observer=observer_values(self._setup, self._controller.observer,
-                                     self._wrench_rank, self._warm_up_notes.get('wrench', '')),
-            task=task_values(self._setup, self._controller,
-                             self._warm_up_notes.get('task', '')))
-        msg = DiagnosticArray()
-        msg.header.stamp = now.to_msg()
-        msg.status = [status]
-        self._pub_diag.publish(msg)
+        self._outputs.publish_diagnostics(self._active, self._joint_state_thread is not None)
 
     def destroy_node(self):
         stop_threads(self)

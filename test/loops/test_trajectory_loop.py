@@ -62,7 +62,7 @@ def test_filled_efforts_track_ten_times_better(sims, model, urdf):
             t = np.array([stamp(m) for m in sim.states])
             keep = (t > 0.0) & (t <= 2.0)
             assert keep.sum() > 1500, name
-            error = np.array([positions(m) for m in sim.states])[keep] - swing(t[keep])[0]
+            error = np.array([positions(m) for m in sim.states])[keep] - swing(t[keep]).position
             rms[name] = np.sqrt(np.mean(error[:, :7] ** 2, axis=0))
         print('JTC tracking RMS [rad] with the node', np.array2string(rms['node'], precision=6),
               'without', np.array2string(rms['plain'], precision=6))

@@ -297,7 +297,7 @@ def test_inputs_published_after_the_newest_joint_state_are_handled_after_its_ans
             order.append(msg.header.frame_id)
             times.append(time.monotonic())
 
-        thread.start(main, on_state, [(reading, on_reading)])
+        thread.start(main, on_state, [executor.ThreadInput(reading, on_reading)])
         while len(order) < 4 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert order == ['before', ('state', False), 'after', 'after, second']

@@ -140,7 +140,7 @@ def test_trajectory_controller_follows_with_the_model_effort(sims, model):
         t = np.array([stamp(m) for m in sim.states])
         keep = (t > 0.0) & (t <= 2.0)
         q = np.array([positions(m) for m in sim.states])[keep]
-        error = q - swing(t[keep])[0]
+        error = q - swing(t[keep]).position
         rms[with_effort] = np.sqrt(np.mean(error[:, :7] ** 2, axis=0))
         assert keep.sum() > 1500
         # the commands are the controller's: finite and far from zero under gravity
@@ -175,7 +175,7 @@ def test_trajectory_sampling_by_degree():
     times = np.arange(0.0, 1.0001, 0.05)
     q, qd, qdd = swing(times)
     t = np.linspace(0.0, 1.0, 333)
-    exact = swing(t)[0]
+    exact = swing(t).position
     errors = []
     for fields in ((qd, qdd), (qd, None), (None, None)):
         trajectory = Trajectory(0.0, times, q, *fields, now=0.0, q=Q0, qd=np.zeros(8))

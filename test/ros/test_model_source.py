@@ -44,7 +44,7 @@ class Recorder:
         self._log('error', msg)
 
     def put(self, active):
-        self.events.append(('put', active[0].model.name))
+        self.events.append(('put', active.setup.model.name))
         self.active = active
 
 
@@ -113,7 +113,7 @@ def test_a_replacing_model_is_compiled_before_it_is_put_in_use():
     source.topic_description = other
     source.request('the topic', recorded(other))
     assert wait(lambda: ('compile', 'other') in recorder.events
-                and recorder.active[0].model.name == 'other')
+                and recorder.active.setup.model.name == 'other')
     steps = [event for event in recorder.events if event[0] in ('put', 'compile')]
     assert steps == [('put', 'two_link'), ('compile', 'two_link'), ('compile', 'other'),
                      ('put', 'other')], steps
@@ -129,7 +129,7 @@ def test_lock_refuses_a_later_description_and_counts_it():
     source.request('the topic')
     assert source.counts['descriptions_rejected'] == 1
     assert 'description_updates is lock' in source.last_rejection
-    assert recorder.active[0].model.name == 'two_link'
+    assert recorder.active.setup.model.name == 'two_link'
     source.shutdown()
 
 
@@ -148,15 +148,15 @@ def test_a_received_payload_is_carried_onto_the_next_model():
     source.topic_description = URDF
     source.request('first', stub_model(URDF, source._params))
     assert wait(lambda: recorder.active is not None)
-    model = recorder.active[0].model
+    model = recorder.active.setup.model
     assert source.receive_payload(model, 'fore', rbd.Payload(0.5))
     assert not source.receive_payload(node_model(URDF, source._params), 'fore',
                                       rbd.Payload(0.5))
     heavier = URDF.replace('two_link', 'heavier')
     source.topic_description = heavier
     source.request('second', stub_model(heavier, source._params))
-    assert wait(lambda: recorder.active[0].model.name == 'heavier')
-    assert recorder.active[0].model.payloads['fore'].mass == 0.5
+    assert wait(lambda: recorder.active.setup.model.name == 'heavier')
+    assert recorder.active.setup.model.payloads['fore'].mass == 0.5
     source.shutdown()
 
 
