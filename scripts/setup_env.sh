@@ -66,7 +66,7 @@ else
   "$py" -m pip install "${pip_q[@]}" \
     "ros-$distro-rclpy" "ros-$distro-rmw-fastrtps-cpp" "ros-$distro-std-msgs" \
     "ros-$distro-sensor-msgs" "ros-$distro-geometry-msgs" "ros-$distro-trajectory-msgs" \
-    "ros-$distro-diagnostic-msgs" "ros-$distro-std-srvs"
+    "ros-$distro-diagnostic-msgs" "ros-$distro-std-srvs" "ros-$distro-nav-msgs"
   # Runtime (numpy; numba for the compiled path), simulation (mujoco), plots (matplotlib), the
   # offline analysis (rosbags, pyyaml, scipy, cvxpy with its solver Clarabel) and the test
   # references (Pinocchio, example-robot-data URDFs, xacro, urdf_parser_py, the ament linters).

@@ -58,7 +58,7 @@ if [ "${RBD_SETUP_ONLY:-0}" = 1 ]; then
   exit 0
 fi
 cd "$repo"
-export RBD_ALLOWED_MISSING="rclpy,std_msgs,sensor_msgs,geometry_msgs,trajectory_msgs,diagnostic_msgs,std_srvs,pinocchio,pin,mujoco,matplotlib,psutil,rosbags,yaml,scipy,cvxpy,ament_flake8,ament_pep257"
+export RBD_ALLOWED_MISSING="rclpy,std_msgs,sensor_msgs,geometry_msgs,trajectory_msgs,diagnostic_msgs,std_srvs,nav_msgs,pinocchio,pin,mujoco,matplotlib,psutil,rosbags,yaml,scipy,cvxpy,ament_flake8,ament_pep257"
 # numba's on-disk cache, filled once before the workers start (each would compile otherwise)
 (cd /tmp && "$venv/bin/python" -m rbd_dynamics precompile)
 read -r -a tests <<<"${RBD_HUMBLE_TESTS:-test/library test/compiled test/control test/analysis test/world test/identification}"

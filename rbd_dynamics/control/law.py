@@ -603,10 +603,21 @@ class Controller:
                 raise ValueError('no complete joint state yet: the expected reading of the '
                                  'bodies beyond %s needs the joint positions' % link)
             # a sensor reads contact - payload_wrench; at rest without contact: -payload
-            expected = -payload_wrench(setup.model, link, q)
+            state = (q,) if not setup.floating else self._rest_state(setup, q, now_ns)
+            expected = -payload_wrench(setup.model, link, *state)
         bias = Bias(link, wrench - expected)
         sensor.bias = bias
         return bias
+
+    def _rest_state(self, setup, q, now_ns):
+        """Return the whole floating model's state at rest in the IMU's orientation."""
+        imu, odometry = self.base.fresh(now_ns, setup.imu_timeout_ns)
+        if imu is None:
+            raise ValueError("no fresh IMU reading: the expected reading of a floating base's "
+                             'bodies needs the direction of gravity')
+        zero = setup.zero
+        _, rest = base_motions(setup.model, q, zero, zero, imu, odometry, False)
+        return base_state(setup.model, q, zero, zero, rest)
 
 
 def wrap_angle(values):

@@ -210,9 +210,7 @@ class Setup:
         self.imu_timeout_ns = int(config.imu_timeout * 1e9)
         self.differentiate = config.angular_acceleration == 'differentiate'
         if not self.floating:
-            if self.contacts:
-                raise ValueError('contacts.links needs base.type floating (a fixed base is '
-                                 'held by its mounting)')
+            self.contacts = ()  # a fixed base is held by its mounting: contacts.* unused
             return
         refused = [name for name, on in (('contact.observer', self.observer_on),
                                          ('task.link', self.task is not None)) if on]

@@ -18,7 +18,8 @@ COUNTS = (
     'joint_states', 'outputs', 'descriptions', 'descriptions_rejected', 'rejected_joint_states',
     'rejected_desired', 'rejected_wrench', 'rejected_no_model', 'incomplete_joint_states',
     'non_finite_outputs', 'rejected_parameters', 'skipped_while_compiling', 'rejected_payload',
-    'rejected_tare', 'saturated_cycles', 'trajectories', 'rejected_trajectory')
+    'rejected_tare', 'saturated_cycles', 'trajectories', 'rejected_trajectory', 'rejected_imu',
+    'rejected_odometry', 'floating_base_unpublished')
 
 
 class ComputeTimes:
@@ -48,7 +49,7 @@ class ComputeTimes:
 
 def dynamics_status(name, now_ns, active, model, *, description_updates, counts,
                     callback_failures, last_joint_state_ns, desired_ns, sensors, compute,
-                    saturated, own_thread, last_errors, observer=(), task=()):
+                    saturated, own_thread, last_errors, observer=(), task=(), base=()):
     """
     Build the node's diagnostic status.
 
@@ -85,6 +86,8 @@ def dynamics_status(name, now_ns, active, model, *, description_updates, counts,
         ``(key, value)`` pairs of the momentum observer (:func:`observer_values`).
     task
         ``(key, value)`` pairs of the task-space law (:func:`task_values`).
+    base
+        ``(key, value)`` pairs of a floating base (:func:`base_values`).
 
     Returns
     -------
@@ -124,6 +127,10 @@ def dynamics_status(name, now_ns, active, model, *, description_updates, counts,
         if contact != 'none' and status.level == DiagnosticStatus.OK:
             status.level = DiagnosticStatus.WARN
             status.message = 'contact detected on %s' % contact
+        unpublished = dict(base).get(BASE_PROBLEM, 'none')
+        if unpublished != 'none' and status.level == DiagnosticStatus.OK:
+            status.level = DiagnosticStatus.WARN
+            status.message = 'floating base: no torques published: %s' % unpublished
         _add_setup(add, setup, model, saturated)
     add('description_updates', description_updates)
     add('model error', model.error or 'none')
@@ -143,7 +150,7 @@ def dynamics_status(name, now_ns, active, model, *, description_updates, counts,
         add(key, counts[key])
     add('callback_failures', callback_failures)
     add('joint_states taken on', 'a thread of their own' if own_thread else 'the executor')
-    for key, value in observer + task:
+    for key, value in tuple(observer) + tuple(task) + tuple(base):
         add(key, value)
     for kind, reason in last_errors.items():
         add('last %s rejection' % kind, reason)
@@ -154,7 +161,7 @@ def dynamics_status(name, now_ns, active, model, *, description_updates, counts,
 def _add_setup(add, setup, model_status, saturated):
     """Add the values that describe the model in use and its setup."""
     model = setup.model
-    add('model', '%s (%d joints, from %s)' % (model.name, model.nv, model_status.source))
+    add('model', '%s (%d joints, from %s)' % (model.name, setup.nv, model_status.source))
     add('compiled path', 'in use' if model.packed is not None else
         'compiling' if model_status.compiling else 'unavailable: %s (NumPy path)'
         % (compiled.UNAVAILABLE_REASON or 'the kernels could not be built'))
@@ -172,6 +179,48 @@ def _add_setup(add, setup, model_status, saturated):
         add('payload %s' % link, payload_text(payload))
     if not model.payloads:
         add('payloads', 'none')
+
+
+#: The key of :func:`base_values` that says why a floating base has no torques ('none': it has).
+BASE_PROBLEM = 'floating base problem'
+
+
+def base_values(setup, controller, topics, unbalanced, now_ns):
+    """
+    Describe a floating base as ``(key, value)`` pairs for the status (nothing for a fixed one).
+
+    The IMU (its topic, link and age), whether torques are published and why not, the contacts,
+    and the last unbalanced base wrench ``fx fy fz tx ty tz`` [N, N m] in the base frame: what
+    neither the sensors nor the contacts carry (zero for a consistent estimate). ``topics``:
+    the resolved names of the IMU's and the odometry's topics ('' where not given).
+    """
+    if setup is None or not setup.floating:
+        return ()
+    imu, odometry = controller.base.fresh(now_ns, setup.imu_timeout_ns)
+    imu_topic, odometry_topic = topics
+    topic = imu_topic or '(none: base.imu.topic is empty)'
+    if imu is None:
+        reading = controller.base.imu
+        problem = ('no reading of the IMU on %s yet' % topic if reading is None else
+                   'the IMU on %s is stale (%.3f s old, base.imu.timeout %.3g s)'
+                   % (topic, (now_ns - reading.arrival_ns) / NS, setup.imu_timeout_ns / NS))
+    else:
+        problem = controller.base_problem or 'none'
+    last = controller.base.imu
+    values = [
+        ('base', 'floating (%s above %s)' % (setup.model.base_joint, setup.model.base_link)),
+        ('base IMU', '%s on %s, age %s s' % (
+            topic, last.link if last else setup.imu_frame or '?',
+            'never' if last is None else '%.3f' % ((now_ns - last.arrival_ns) / NS))),
+        (BASE_PROBLEM, problem),
+        ('contacts', '%s (%s)' % (', '.join(setup.contacts), setup.contact_type)
+         if setup.contacts else 'none'),
+        ('unbalanced base wrench', 'none yet' if unbalanced is None
+         else ' '.join('%.6g' % v for v in unbalanced))]
+    if odometry_topic:
+        values.append(('base odometry', '%s: %s' % (odometry_topic,
+                                                    'fresh' if odometry else 'none fresh')))
+    return tuple(values)
 
 
 def task_values(setup, controller, note=''):

@@ -230,7 +230,7 @@ class ModelSource:
                 # the joint parameters may have changed while the model was built
                 setup = Setup(model, self._config)
                 previous = self._in_use()
-                merger = JointStateMerger(model.joint_names)
+                merger = JointStateMerger(setup.names)
                 if previous is not None:
                     merger.adopt(previous.merger)
                 # Said before the swap: a torque of the new model is never seen ahead of the
@@ -457,7 +457,8 @@ def node_model(text, params):
     text
         the URDF.
     params
-        the node's parameters (``gravity``, ``root_link``, ``max_description_bytes``).
+        the node's parameters (``gravity``, ``root_link``, ``base.type``,
+        ``max_description_bytes``).
 
     Returns
     -------
@@ -477,7 +478,8 @@ def node_model(text, params):
         warnings.simplefilter('ignore', rbd.DescriptionWarning)
         model = rbd.Model.from_urdf(text, gravity=params['gravity'],
                                     root_link=params['root_link'] or None,
-                                    max_bytes=params['max_description_bytes'], compiled=False)
+                                    max_bytes=params['max_description_bytes'], compiled=False,
+                                    floating_base=params['base.type'] == 'floating')
     problem = joint_state_problem(model)
     if problem:
         raise ValueError(problem)
@@ -503,6 +505,9 @@ def describe_change(old, new):
         parts.append('total mass %.6g kg -> %.6g kg' % (old_mass, new_mass))
     if not np.array_equal(old.gravity, new.gravity):
         parts.append('gravity %s -> %s' % (old.gravity.tolist(), new.gravity.tolist()))
+    if (old.base_joint is None) != (new.base_joint is None):
+        parts.append('base %s -> %s' % tuple('fixed' if m.base_joint is None else 'floating'
+                                             for m in (old, new)))
     if not parts and old.joint_names != new.joint_names:
         parts.append('joint order changed')
     return '; '.join(parts)

@@ -49,7 +49,7 @@ try:
     from rclpy.event_handler import SubscriptionEventCallbacks
 except ImportError:  # Humble
     from rclpy.qos_event import SubscriptionEventCallbacks
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
@@ -121,7 +121,7 @@ class DynamicsNode(Node):
         if self._transaction.params['joint_states_thread']:
             try:
                 self._joint_state_thread = SubscriptionThread(
-                    self, 'joint_states', inputs=5 + len(self._sensors))
+                    self, 'joint_states', inputs=7 + len(self._sensors))
             except RuntimeError as exc:
                 self.get_logger().warning('joint_states_thread: %s; joint states go through '
                                           'the executor' % exc)
@@ -156,6 +156,7 @@ class DynamicsNode(Node):
             readings.append(ThreadInput(self.create_subscription(
                 WrenchStamped, sensor.topic, callback, STREAM_QOS, callback_group=group,
                 event_callbacks=quiet_sub), callback))
+        readings += self._base_inputs(group, quiet_sub)
         if self._joint_state_thread is not None:
             self._joint_state_thread.start(joint_states, self._on_joint_state,
                                            self._joint_state_thread.adopt_clock() + desired
@@ -176,6 +177,29 @@ class DynamicsNode(Node):
         else:
             self.get_logger().info('waiting for the robot description on topic %s'
                                    % self.resolve_topic_name('robot_description'))
+
+    def _base_inputs(self, group, events):
+        """Subscribe to a floating base's IMU and odometry (``base.*.topic``): ThreadInputs."""
+        inputs = []
+        params = self._transaction.params
+        if params['base.imu.topic']:
+            inputs.append(ThreadInput(self.create_subscription(
+                Imu, params['base.imu.topic'], self._on_imu, STREAM_QOS, callback_group=group,
+                event_callbacks=events), self._on_imu))
+        if params['base.odometry.topic']:
+            try:
+                from nav_msgs.msg import Odometry
+            except ImportError:
+                self.get_logger().error('base.odometry.topic is set but nav_msgs is not '
+                                        'installed (ros-<distro>-nav-msgs): no odometry')
+                return inputs
+            inputs.append(ThreadInput(self.create_subscription(
+                Odometry, params['base.odometry.topic'], self._on_odometry, STREAM_QOS,
+                callback_group=group, event_callbacks=events), self._on_odometry))
+        elif params['base.type'] == 'floating' and not params['base.imu.topic']:
+            self.get_logger().error('base.type floating needs base.imu.topic: no torque will '
+                                    'be published')
+        return inputs
 
     def _on_incompatible_qos(self, event):
         self.get_logger().warning(
@@ -230,6 +254,9 @@ class DynamicsNode(Node):
         setup = active.setup
         merger = active.merger
         model = setup.model
+        if setup.floating:
+            return self._reject('trajectory', 'the efforts of a trajectory on a floating base '
+                                "are not available yet (they depend on the base's motion)")
         try:
             rows, q, qd, qdd = trajectory_to_arrays(msg, setup.index)
             named = set(rows.tolist())
@@ -301,7 +328,7 @@ class DynamicsNode(Node):
         if setup is None:
             return self._reject('desired', 'no model yet')
         try:
-            desired = desired_from_trajectory(msg, setup.index, setup.model.nv, setup.joints)
+            desired = desired_from_trajectory(msg, setup.index, setup.nv, setup.joints)
         except ValueError as exc:
             return self._reject('desired', str(exc))
         self._controller.set_desired(setup.model, desired, self.get_clock().now().nanoseconds)
@@ -311,7 +338,7 @@ class DynamicsNode(Node):
         if setup is None:
             return self._reject('desired', 'no model yet')
         try:
-            desired = desired_from_array(msg, setup.rows, setup.model.nv)
+            desired = desired_from_array(msg, setup.rows, setup.nv)
         except ValueError as exc:
             return self._reject('desired', str(exc))
         self._controller.set_desired(setup.model, desired, self.get_clock().now().nanoseconds)
@@ -349,6 +376,37 @@ class DynamicsNode(Node):
         except ValueError as exc:
             return self._reject('wrench', 'sensor %s: %s' % (sensor.name, exc))
         sensor.receive(self.get_clock().now().nanoseconds, link, wrench)
+
+    def _on_imu(self, msg):
+        setup = self._setup
+        if setup is None:
+            return self._reject('imu', 'no model yet')
+        stamp = msg.header.stamp
+        o, w, a = msg.orientation, msg.angular_velocity, msg.linear_acceleration
+        try:
+            self._controller.base.receive_imu(
+                setup.model, setup.imu_frame, self.get_clock().now().nanoseconds,
+                stamp.sec * 1_000_000_000 + stamp.nanosec, msg.header.frame_id,
+                (o.x, o.y, o.z, o.w), (w.x, w.y, w.z), (a.x, a.y, a.z))
+        except ValueError as exc:
+            return self._reject('imu', str(exc))
+
+    def _on_odometry(self, msg):
+        setup = self._setup
+        if setup is None:
+            return self._reject('odometry', 'no model yet')
+        stamp = msg.header.stamp
+        o, w = msg.pose.pose.orientation, msg.twist.twist.angular
+        try:
+            child = msg.child_frame_id
+            if child not in ('', setup.model.base_link):
+                raise ValueError('child_frame_id %r: give the twist in the base link %r'
+                                 % (child, setup.model.base_link))
+            self._controller.base.receive_odometry(
+                self.get_clock().now().nanoseconds, stamp.sec * 1_000_000_000 + stamp.nanosec,
+                (o.x, o.y, o.z, o.w), (w.x, w.y, w.z))
+        except ValueError as exc:
+            return self._reject('odometry', str(exc))
 
     def _on_joint_state(self, msg, newer=False):
         """Merge a joint state and answer it (``newer``: a newer one is already waiting)."""

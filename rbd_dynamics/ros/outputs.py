@@ -28,7 +28,8 @@ from std_msgs.msg import Bool, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from .conversions import to_float_array
-from .diagnostics import ComputeTimes, dynamics_status, observer_values, task_values, vector_text
+from .diagnostics import base_values, ComputeTimes, dynamics_status, observer_values, \
+    task_values, vector_text
 
 LOG_PERIOD = 2.0  # s, the rate limit of repeated warnings
 # The robot description and ~/contact: reliable, the last message kept for late subscribers.
@@ -119,6 +120,14 @@ class Outputs:
         self._pub_external = create(JointState, '~/external_effort', 10, event_callbacks=quiet)
         self._pub_wrench = create(WrenchStamped, '~/external_wrench', 10, event_callbacks=quiet)
         self._pub_task_error = create(TwistStamped, '~/task_error', 10, event_callbacks=quiet)
+        self._quiet = quiet
+        self._create = create
+        self._pub_base_wrench = None  # ~/base_wrench and ~/contact_wrench/<link>: a floating
+        self._pub_contacts = {}  # base's, made with its first setup
+        self.unbalanced = None  # the last unbalanced base wrench (6,), for the diagnostics
+        params = transaction.params
+        self._base_topics = tuple(node.resolve_topic_name(params[name]) if params[name] else ''
+                                  for name in ('base.imu.topic', 'base.odometry.topic'))
         self._msg_task_error = TwistStamped()
         self._msg_ff = JointState()
         self._msg_g = JointState()
@@ -154,7 +163,14 @@ class Outputs:
         # the observer's step (where no torque depends on it) after the torques are out
         out = self._controller.compute(setup, q, qd, now, effort, stamp_ns, task_ready,
                                        observe_later=True)
-        if out is None:
+        if out is None and setup.floating:
+            # no IMU, or a stale one: nothing that could be wrong for a robot that may be
+            # falling, not even zeros
+            self._counts['floating_base_unpublished'] += 1
+            if self._log_due('floating'):
+                self._log.warning('floating base: no torques published: %s'
+                                  % self._controller.base_problem)
+        elif out is None:
             self._counts['non_finite_outputs'] += 1
             if self._log_due('non-finite'):
                 self._log.error('non-finite torque computed (q=%s, qd=%s); publishing nothing '
@@ -167,6 +183,8 @@ class Outputs:
                 self._controller.observe_pending(out)
             if out.step is not None:  # after the torques, which a controller waits for
                 self._publish_observer(setup, q, out, stamp)
+            if out.floating is not None:
+                self._publish_floating(setup, out.floating, stamp)
         self._compute.add(time.perf_counter_ns() - start)
 
     def _publish_torques(self, setup, out, stamp):
@@ -208,6 +226,28 @@ class Outputs:
             lin, ang = msg.twist.linear, msg.twist.angular
             lin.x, lin.y, lin.z, ang.x, ang.y, ang.z = (float(v) for v in out.task_error)
             self._pub_task_error.publish(msg)
+
+    def _publish_floating(self, setup, result, stamp):
+        """Publish a floating base's wrenches: ``~/base_wrench``, ``~/contact_wrench/<link>``."""
+        self.unbalanced = result.unbalanced
+        if self._pub_base_wrench is None:
+            self._pub_base_wrench = self._create(WrenchStamped, '~/base_wrench', 10,
+                                                 event_callbacks=self._quiet)
+        wrenches = [(self._pub_base_wrench, setup.model.base_link, result.base_wrench)]
+        for link, wrench in result.contact_wrenches.items():
+            pub = self._pub_contacts.get(link)
+            if pub is None:
+                pub = self._pub_contacts[link] = self._create(
+                    WrenchStamped, '~/contact_wrench/%s' % link, 10, event_callbacks=self._quiet)
+            wrenches.append((pub, link, wrench))
+        for pub, frame, wrench in wrenches:
+            if pub.get_subscription_count():
+                msg = WrenchStamped()
+                msg.header.stamp = stamp
+                msg.header.frame_id = frame
+                f, n = msg.wrench.force, msg.wrench.torque
+                f.x, f.y, f.z, n.x, n.y, n.z = (float(v) for v in wrench)
+                pub.publish(msg)
 
     def publish_trajectory(self, msg):
         """Publish a trajectory with its efforts on ``~/trajectory_with_effort``."""
@@ -284,7 +324,9 @@ class Outputs:
             own_thread=own_thread, last_errors=last_errors,
             observer=observer_values(setup, controller.observer, self._wrench_rank,
                                      source.warm_up_note('wrench')),
-            task=task_values(setup, controller, source.warm_up_note('task')))
+            task=task_values(setup, controller, source.warm_up_note('task')),
+            base=base_values(setup, controller, self._base_topics, self.unbalanced,
+                             now.nanoseconds))
         msg = DiagnosticArray()
         msg.header.stamp = now.to_msg()
         msg.status = [status]

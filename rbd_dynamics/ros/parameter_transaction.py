@@ -224,6 +224,9 @@ class ParameterTransaction:
 
     def _check_configuration(self, plan, model):
         """Check the whole pending configuration against ``model`` in use (or ``None``)."""
+        if plan.params['base.type'] == 'floating' and not plan.params['base.imu.topic']:
+            raise _Refused('base.type floating needs the IMU: base.imu.topic is empty (it is '
+                           'read at start: give both when the node starts)')
         if model is None:
             reason = check_lengths(plan.config, len(plan.config.joints) or None)
             if reason:

@@ -143,6 +143,6 @@ def test_what_a_floating_setup_refuses(g1, settings, word):
         Setup(g1, Config(**settings))
 
 
-def test_contacts_need_a_floating_base(model):
-    with pytest.raises(ValueError, match='needs base.type floating'):
-        Setup(model, Config(contacts_links=[model.link_names[-1]]))
+def test_contacts_are_unused_on_a_fixed_base(model):
+    setup = Setup(model, Config(contacts_links=[model.link_names[-1]]))
+    assert not setup.floating and setup.contacts == ()

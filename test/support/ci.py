@@ -7,8 +7,9 @@ import re
 #: Modules that scripts/setup_env.sh installs, so CI has them (``-`` and ``_`` alike).
 CI_INSTALLS = ('pinocchio', 'pin', 'mujoco', 'numba', 'rclpy', 'example_robot_data',
                'hypothesis', 'psutil', 'matplotlib', 'std_msgs', 'sensor_msgs', 'geometry_msgs',
-               'trajectory_msgs', 'diagnostic_msgs', 'std_srvs', 'xacro', 'urdf_parser_py',
-               'rosbags', 'yaml', 'scipy', 'cvxpy', 'ament_flake8', 'ament_pep257')
+               'trajectory_msgs', 'diagnostic_msgs', 'std_srvs', 'nav_msgs', 'xacro',
+               'urdf_parser_py', 'rosbags', 'yaml', 'scipy', 'cvxpy', 'ament_flake8',
+               'ament_pep257')
 _MISSING = re.compile(r'not installed|no module named|could not import', re.IGNORECASE)
 
 
