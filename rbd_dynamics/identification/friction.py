@@ -21,6 +21,7 @@ import numpy as np
 
 from .columns import Layout, unit_scale
 from ..drive import COULOMB_VELOCITY
+from ..numerics import column_norms
 
 #: Range of widths searched [rad/s; a tenth in m/s for prismatic joints].
 WIDTHS = (1e-3, 1.0)
@@ -105,8 +106,7 @@ def coulomb_widths(model, q, qd, qdd, effort, keep, start, offset=True, armature
 
 def _least_squares(A, b):
     """Least squares by the normal equations of the columns scaled to unit norm (small ``p``)."""
-    norms = np.linalg.norm(A, axis=0)
-    norms[norms == 0] = 1.0
+    norms = column_norms(A)
     A = A / norms
     return np.linalg.lstsq(A.T @ A, A.T @ b, rcond=1e-12)[0] / norms
 

@@ -30,6 +30,7 @@ from .blas import blas_threads
 from .fit import NotExcitedError
 from .payload import joint_columns
 from ..analysis import AnalysisError
+from ..numerics import column_norms
 
 #: A scale whose standard deviation is more than this share of it is weakly determined.
 WEAK = 0.05
@@ -193,8 +194,7 @@ def _estimate(layout, recordings, loads, fitted, chunk):
     correction = np.zeros(width)
     correction[unknowns:] = weights ** 2 * folder.count * noise2
     z = _direct(R, loads, layout, correction)
-    norms = np.linalg.norm(R[:, :-1], axis=0)
-    norms[norms == 0] = 1.0
+    norms = column_norms(R[:, :-1])
     out = ScaleFit()
     k = z[unknowns:]
     if not np.all(np.isfinite(k)) or np.any(k == 0):
@@ -225,8 +225,7 @@ def _direct(R, loads, layout, correction):
     singular value decomposition of ``M`` (the normal equations themselves would square the
     condition number). Without loads: the least singular vector, scaled by the description.
     """
-    norms = np.linalg.norm(R[:, :-1], axis=0)
-    norms[norms == 0] = 1.0
+    norms = column_norms(R[:, :-1])
     M, rhs = R[:, :-1] / norms, R[:, -1]
     if not loads:
         z = np.linalg.svd(M)[2][-1] / norms
