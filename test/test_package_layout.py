@@ -21,7 +21,7 @@ PACKAGE = os.path.join(ROOT, 'rbd_dynamics')
 #: top level or one of its subpackages; ``__init__`` is the package's face (``import
 #: rbd_dynamics``), which gathers the library's public names from the rooms below it.
 LAYERS = (
-    ('spatial', 'drive', 'resources'),
+    ('spatial', 'drive', 'numerics', 'resources'),
     ('joints', 'compiled'),
     ('parsers', 'dynamics', 'dispatch', 'runtime'),
     ('tree',),

@@ -19,8 +19,14 @@ velocity sensors (and of positions differentiated twice) against that band. A sh
 (``--window``) keeps faster motion, a longer one removes more noise.
 
 Samples that are not uniformly spaced (drivers jitter, publishers with different rates merged
-into one time base) are interpolated linearly onto a uniform grid of the mean period, the
+into one time base, a dropped sample) are interpolated linearly onto a uniform grid, the
 derivative is taken there, and interpolated back onto the sample times.
+
+The window in samples has one rule (:func:`half_width`): half the window over the sample step
+(:func:`sample_step`), rounded. The step is the median's, refined over the span: a dropped
+sample, or a pause between the segments of a recording, does not move it, and samples that
+jitter about one rate get the mean of their steps. The uniform grid is the span in those steps
+(the samples themselves where they are uniform).
 """
 
 import numpy as np
@@ -97,6 +103,35 @@ def savgol_derivative(y, dt, half_width, order=DEFAULT_ORDER):
     return out[:, 0] if column else out
 
 
+def sample_step(t):
+    """
+    Return the sample step of increasing times ``t`` [s]; 0 for one time.
+
+    The median step decides how many nominal steps each step is (a dropped sample's is two, a
+    pause's many, a step split by another publisher's sample counts as its share); the span
+    over their number is the step. For samples that jitter about one rate that is the span
+    over ``n - 1``, the mean; a dropped sample or a pause does not move it.
+    """
+    steps = np.diff(t)
+    if not len(steps):
+        return 0.0
+    median = float(np.median(steps))
+    if not median > 0:
+        return median
+    return float((t[-1] - t[0]) / np.rint(steps / median).sum())
+
+
+def half_width(t, window):
+    """
+    Return the samples on either side of a sample within a derivative ``window`` [s].
+
+    At times ``t``: ``round(window / 2 / step)`` with their step (:func:`sample_step`); 0 for
+    one time. The window of :func:`derivative`, and of any test of what it spans.
+    """
+    step = sample_step(t)
+    return int(round(0.5 * window / step)) if step > 0 else 0
+
+
 def derivative(t, y, window=DEFAULT_WINDOW, order=DEFAULT_ORDER):
     """
     Smoothed derivative of signals sampled at increasing times (one segment, no gaps).
@@ -118,14 +153,14 @@ def derivative(t, y, window=DEFAULT_WINDOW, order=DEFAULT_ORDER):
 
     """
     t = np.asarray(t, dtype=float)
-    n = len(t)
-    dt = (t[-1] - t[0]) / (n - 1)
-    half_width = int(round(0.5 * window / dt))
-    steps = np.diff(t)
-    if np.all(np.abs(steps - dt) <= 1e-6 * dt):
-        return savgol_derivative(y, dt, half_width, order)
-    grid = t[0] + dt * np.arange(n)
+    m = half_width(t, window)
+    span = t[-1] - t[0]
+    count = max(int(round(span / sample_step(t))), 2)  # the grid: the span in whole steps
+    dt = span / count
+    if count == len(t) - 1 and np.all(np.abs(np.diff(t) - dt) <= 1e-6 * dt):
+        return savgol_derivative(y, dt, m, order)  # uniform: the samples are the grid
+    grid = t[0] + dt * np.arange(count + 1)
     grid[-1] = t[-1]
     resampled = np.column_stack([np.interp(grid, t, y[:, j]) for j in range(y.shape[1])])
-    slope = savgol_derivative(resampled, dt, half_width, order)
+    slope = savgol_derivative(resampled, dt, m, order)
     return np.column_stack([np.interp(t, grid, slope[:, j]) for j in range(y.shape[1])])

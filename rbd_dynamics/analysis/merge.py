@@ -14,10 +14,10 @@ How a bag's messages become state rows (every step is vectorised over the messag
    another rate or phase, is not held stale between its messages. Continuous joints are
    unwrapped first.
 4. **Gaps.** A joint whose own samples around a row are further apart than ``max_gap`` times
-   its median sample period is unknown there: that row is dropped. Rows further apart than
-   ``max_gap`` times the shortest median period of the joints split the recording into
-   segments; derivatives are never taken across a gap. Segments of fewer than 3 rows are
-   dropped (no derivative exists there).
+   its sample period (:func:`.differentiate.sample_step`) is unknown there: that row is dropped.
+   Rows further apart than ``max_gap`` times the shortest period of the joints split the
+   recording into segments; derivatives are never taken across a gap. Segments of fewer than 3
+   rows are dropped (no derivative exists there).
 5. **Velocities** are the recorded ones where a joint's messages carry them; a joint whose
    messages never do gets the derivative of its positions (see :mod:`.differentiate`).
 """
@@ -25,6 +25,7 @@ How a bag's messages become state rows (every step is vectorised over the messag
 import numpy as np
 
 from . import AnalysisError
+from .differentiate import sample_step
 
 DEFAULT_MAX_GAP = 5.0  # sample periods
 
@@ -50,8 +51,8 @@ class JointSeries:
         self.effort, self.effort_time = effort, effort_time
 
     def period(self):
-        """Median sample period [s]; ``inf`` for a single sample."""
-        return float(np.median(np.diff(self.time))) if len(self.time) > 1 else np.inf
+        """Sample period [s] (:func:`.differentiate.sample_step`); ``inf`` for one sample."""
+        return sample_step(self.time) if len(self.time) > 1 else np.inf
 
 
 def _sorted_unique(time, value):
@@ -170,7 +171,7 @@ def merge_joint_states(groups, model, max_gap=DEFAULT_MAX_GAP, hold=None):
     model
         the :class:`~rbd_dynamics.Model` (1-DoF joints: ``nq == nv``).
     max_gap
-        a gap is longer than this many median sample periods.
+        a gap is longer than this many sample periods.
     hold
         ``{joint: position}`` for joints the bag does not carry, held there at rest.
 

@@ -137,7 +137,7 @@ def _from_efforts(args, model, text, bags):
     velocity and smooth sign (its friction's change, estimated alongside), or ``None`` with
     ``--keep-friction``.
     """
-    from ..drive import drive_torques
+    from ..drive import drive_columns, drive_torques
     from ..dynamics import rnea
     states = [read_states(b, args.topic, model) for b in bags]
     held = hold.choose(model, joint_limits(text), states, holds(args.hold))
@@ -162,7 +162,8 @@ def _from_efforts(args, model, text, bags):
             b.append(r.effort[part] * drive['effort_scale'] - drive['effort_offset'] - arm)
             A.append(joint_columns(model, args.link, q, qd, qdd))
             # the friction's change since the drive was identified: viscous and Coulomb
-            friction.append(np.stack([qd, np.tanh(qd / drive['coulomb_velocity'])], axis=2))
+            friction.append(drive_columns(qd, None, drive['coulomb_velocity'],
+                                          ('viscous', 'coulomb')))
     A, b = np.concatenate(A), np.concatenate(b)
     nuisance = None
     if not args.keep_friction:

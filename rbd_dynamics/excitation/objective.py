@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from ..numerics import column_norms, scaled_condition
 
 #: Spacing of the written points [s].
 STEP = 0.01
@@ -40,11 +41,12 @@ def excited_columns(layout):
 
 
 def condition_number(W):
-    """Condition number of ``W`` (rows stacked) with its columns scaled to unit norm."""
-    W = W.reshape(-1, W.shape[-1])
-    norms = np.linalg.norm(W, axis=0)
-    s = np.linalg.svd(W / np.where(norms > 0, norms, 1.0), compute_uv=False)
-    return float(s[0] / s[-1]) if s[-1] > 0 else math.inf
+    """
+    Return the condition number of ``W`` (rows stacked) with its columns scaled to unit norm.
+
+    :func:`rbd_dynamics.numerics.scaled_condition` of ``W`` ``(..., ncol)`` as ``(-1, ncol)``.
+    """
+    return scaled_condition(W.reshape(-1, W.shape[-1]))
 
 
 class Problem:
@@ -81,8 +83,7 @@ class Problem:
         W = Wall[0]                                                  # (S, nv, ncol)
         dW = (Wall[1:] - W) / h                                      # (3 nv, S, nv, ncol)
         Wb = W[..., cols].reshape(-1, len(cols))
-        norms = np.linalg.norm(Wb, axis=0)
-        norms = np.where(norms > 0, norms, 1.0)
+        norms = column_norms(Wb)
         Wn = Wb / norms
         # singular values and vectors from the Gram matrix (a small symmetric eigenproblem)
         eig, vecs = np.linalg.eigh(Wn.T @ Wn)

@@ -17,11 +17,10 @@ import numpy as np
 
 from .blas import blas_threads
 from ..analysis import AnalysisError
-from ..drive import COULOMB_VELOCITY
+from ..drive import COULOMB_VELOCITY, drive_columns, DRIVE_TERMS
 from ..eom import regressor
 
 PARAMETER_NAMES = ('m', 'mcx', 'mcy', 'mcz', 'ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')
-DRIVE_TERMS = ('viscous', 'coulomb', 'armature', 'offset')
 _STRUCTURAL_STATES = 64  # random states per column of the structural regressor (at least)
 # A column whose torques, at the parameter's physical size, are below this share of the largest
 # ones is taken as silent or dependent: URDF angles written as 1.5708 for pi / 2 leave columns
@@ -124,13 +123,12 @@ class Layout:
         candidates = [('viscous', j) for j in range(nv)] + [('coulomb', j) for j in range(nv)]
         if offset:
             candidates += [('offset', j) for j in range(nv)]
-        columns = {'viscous': qd, 'coulomb': np.tanh(qd / widths),
-                   'armature': qdd, 'offset': np.ones_like(qd)}
+        columns = drive_columns(qd, qdd, widths)
 
         def drive_block(terms):
             block = np.zeros((count, nv, len(terms)))
             for k, (term, j) in enumerate(terms):
-                block[:, j, k] = columns[term][:, j]
+                block[:, j, k] = columns[:, j, DRIVE_TERMS.index(term)]
             return block
 
         # columns at the physical size of their parameters: torques comparable across columns
@@ -240,15 +238,9 @@ class Layout:
         return A
 
     def _drive_columns(self, A, qd, qdd):
+        columns = drive_columns(qd, qdd, self.coulomb_velocity)
         for (term, j), c in self.drive.items():
-            if term == 'viscous':
-                A[..., j, c] = qd[..., j]
-            elif term == 'coulomb':
-                A[..., j, c] = np.tanh(qd[..., j] / self.coulomb_velocity[j])
-            elif term == 'armature':
-                A[..., j, c] = qdd[..., j]
-            else:
-                A[..., j, c] = 1.0
+            A[..., j, c] = columns[..., j, DRIVE_TERMS.index(term)]
 
     def prior(self, viscous=None, coulomb=None, armature=None):
         """

@@ -24,6 +24,7 @@ from .blas import blas_threads
 from .columns import PARAMETER_NAMES
 from .stack import barely_moved
 from ..analysis import AnalysisError, EXIT_NOT_EXCITED
+from ..numerics import column_norms, scaled_condition, scaled_lstsq
 from ..spatial import consistency_margin, parameters_from_spatial, pseudo_inertia
 
 DEFAULT_MAX_CONDITION = 1e5
@@ -206,7 +207,7 @@ def _solve(stack, x_prior, max_condition, max_iterations, min_separation):
     # solution: what counts here is the residual, which is the same for any solution)
     R = stack.weighted_factor(np.ones(nv))
     x_ols = np.zeros(layout.p)
-    x_ols[layout.base] = _normalised_lstsq(R[:, layout.base], R[:, -1], 1e-12)
+    x_ols[layout.base] = scaled_lstsq(R[:, layout.base], R[:, -1], 1e-12)
     dof = np.maximum(1.0, stack.fitted - layout.rank / nv)
     sigma = np.sqrt(stack.residual_square(x_ols) / dof)
     rms_tau = np.sqrt(stack.tau_square / max(stack.samples, 1))
@@ -254,26 +255,15 @@ def residual_share(stack):
     layout = stack.layout
     R = stack.weighted_factor(np.ones(layout.model.nv))
     x = np.zeros(layout.p)
-    x[layout.base] = _normalised_lstsq(R[:, layout.base], R[:, -1], 1e-12)
+    x[layout.base] = scaled_lstsq(R[:, layout.base], R[:, -1], 1e-12)
     total = float(stack.tau_square.sum())
     return float(np.sqrt(stack.residual_square(x).sum() / total)) if total > 0 else np.inf
-
-
-def _normalised_lstsq(A, b, rcond=None):
-    """Least squares with the columns of ``A`` scaled to unit norm (zero columns: 0)."""
-    norms = np.linalg.norm(A, axis=0)
-    norms[norms == 0] = 1.0
-    return np.linalg.lstsq(A / norms, b, rcond=rcond)[0] / norms
 
 
 def _base_fit(R, base):
     """Fit the base parameters of a factor ``[A tau]``; also its base columns' condition."""
     A = R[:, base]
-    norms = np.linalg.norm(A, axis=0)
-    norms[norms == 0] = 1.0
-    s = np.linalg.svd(A / norms, compute_uv=False)
-    condition = s[0] / s[-1] if len(s) and s[-1] > 0 else np.inf
-    return np.linalg.lstsq(A / norms, R[:, -1], rcond=None)[0] / norms, condition
+    return scaled_lstsq(A, R[:, -1]), scaled_condition(A)
 
 
 def _weak_armature(layout, Rw, min_separation):
@@ -286,7 +276,7 @@ def _weak_armature(layout, Rw, min_separation):
             continue
         others = [k for k in base if k != c]
         a = Rw[:, c] / norms[c]
-        coef = _normalised_lstsq(Rw[:, others], a, 1e-12)
+        coef = scaled_lstsq(Rw[:, others], a, 1e-12)
         if np.linalg.norm(a - Rw[:, others] @ coef) < min_separation:
             weak.append(j)
     return weak
@@ -312,9 +302,7 @@ def _not_excited_message(condition, max_condition, names):
 def _weakest(layout, Rw):
     """Find the least determined combination of base parameters: ``[(name, share), ...]``."""
     A = Rw[:, layout.base]
-    norms = np.linalg.norm(A, axis=0)
-    norms[norms == 0] = 1.0
-    _, _, Vt = np.linalg.svd(A / norms)
+    _, _, Vt = np.linalg.svd(A / column_norms(A))
     v = Vt[-1] ** 2
     order = np.argsort(v)[::-1][:3]
     return [(layout.names[layout.base[k]], float(v[k])) for k in order if v[k] > 0.05]

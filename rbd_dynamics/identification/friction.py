@@ -20,7 +20,8 @@ The widths then define the columns the whole recording is stacked with (:class:`
 import numpy as np
 
 from .columns import Layout, unit_scale
-from ..drive import COULOMB_VELOCITY
+from ..drive import COULOMB_VELOCITY, drive_columns
+from ..numerics import column_norms
 
 #: Range of widths searched [rad/s; a tenth in m/s for prismatic joints].
 WIDTHS = (1e-3, 1.0)
@@ -82,8 +83,9 @@ def coulomb_widths(model, q, qd, qdd, effort, keep, start, offset=True, armature
     scale = unit_scale(model)
     grid = np.exp(np.linspace(np.log(WIDTHS[0]), np.log(WIDTHS[1]), GRID))
     for _ in range(sweeps):
+        coulomb = drive_columns(qd, None, widths, ('coulomb',))[..., 0]
         for j in range(nv):
-            A[:, j, layout.drive[('coulomb', j)]] = np.tanh(qd[:, j] / widths[j])
+            A[:, j, layout.drive[('coulomb', j)]] = coulomb[:, j]
         x = np.zeros(layout.p)
         x[base] = _least_squares(A[keep][:, base], effort[keep])
         found = widths.copy()
@@ -105,8 +107,7 @@ def coulomb_widths(model, q, qd, qdd, effort, keep, start, offset=True, armature
 
 def _least_squares(A, b):
     """Least squares by the normal equations of the columns scaled to unit norm (small ``p``)."""
-    norms = np.linalg.norm(A, axis=0)
-    norms[norms == 0] = 1.0
+    norms = column_norms(A)
     A = A / norms
     return np.linalg.lstsq(A.T @ A, A.T @ b, rcond=1e-12)[0] / norms
 
@@ -114,13 +115,13 @@ def _least_squares(A, b):
 def _best_width(qd, partial, offset, grid, current, minimize_scalar):
     """Return the width whose Coulomb term (with viscous and offset) fits ``partial`` best."""
     # the other columns' products once; per width only those with tanh(qd / width)
-    others = [qd] + ([np.ones_like(qd)] if offset else [])
+    others = list(drive_columns(qd, terms=('viscous', 'offset') if offset else ('viscous',)).T)
     gram = np.array([[a @ b for b in others] for a in others])
     other_rhs = np.array([a @ partial for a in others])
     total = partial @ partial
 
     def cost(width):
-        t = np.tanh(qd / width)
+        t = drive_columns(qd, None, width, ('coulomb',))[:, 0]
         G = np.empty((len(others) + 1,) * 2)
         G[0, 0] = t @ t
         G[0, 1:] = G[1:, 0] = [t @ a for a in others]

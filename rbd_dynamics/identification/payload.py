@@ -28,6 +28,7 @@ from .fit import pseudo_inertia_expression
 from ..analysis import AnalysisError
 from ..dynamics import forward_pass, full_positions, full_velocities
 from ..eom import body_force_regressor, regressor
+from ..numerics import scaled_condition, scaled_lstsq
 from ..spatial import consistency_margin, link_inertial, parameter_map
 
 #: Largest condition number (columns scaled to unit norm) of the ten parameters' columns
@@ -173,8 +174,8 @@ def estimate(A, b, channels, offsets=True, nuisance=None):
     extra_all, extra = extra, extra[:, used]
     rows, rhs = A.reshape(n * c, 10), b.reshape(n * c)
     # the inertia's columns: determined when the ten are well conditioned
-    cond10 = _condition(np.hstack([rows, extra]))
-    cond4 = _condition(np.hstack([rows[:, :4], extra]))
+    cond10 = scaled_condition(np.hstack([rows, extra]))
+    cond4 = scaled_condition(np.hstack([rows[:, :4], extra]))
     if not cond4 < MAX_CONDITION_MASS:
         raise NotDeterminedError("the recording does not determine the payload's mass and "
                                  'centre of mass (condition number %.3g): move the link through '
@@ -186,13 +187,13 @@ def estimate(A, b, channels, offsets=True, nuisance=None):
     weight = np.ones(c)
     for _ in range(2):
         W = np.tile(weight, n)
-        x, *_ = np.linalg.lstsq(M * W[:, None], rhs * W, rcond=None)
+        x = scaled_lstsq(M * W[:, None], rhs * W)
         residual = (rhs - M @ x).reshape(n, c)
         spread = np.sqrt((residual ** 2).mean(axis=0))
         weight = 1.0 / np.maximum(spread, 1e-9 * max(spread.max(), 1e-300))
     W = np.tile(weight, n)
     Mw = M * W[:, None]
-    x, *_ = np.linalg.lstsq(Mw, rhs * W, rcond=None)
+    x = scaled_lstsq(Mw, rhs * W)
     covariances = _covariances(Mw, rhs * W - Mw @ x, n, c)
     k = use.stop
     theta = np.zeros(10)
@@ -264,14 +265,6 @@ def _point_mass(theta):
     c = out[1:4] / out[0]
     out[4:] = out[0] * (c @ c * np.eye(3) - np.outer(c, c))[_UPPER]
     return out
-
-
-def _condition(M):
-    norms = np.linalg.norm(M, axis=0)
-    if not np.all(norms > 0):
-        return np.inf
-    s = np.linalg.svd(M / norms, compute_uv=False)
-    return float(s[0] / s[-1]) if s[-1] > 0 else np.inf
 
 
 def _consistent(Mw, rhs, offsets):

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import hold
 from ..analysis import AnalysisError
-from ..analysis.differentiate import DEFAULT_WINDOW
+from ..analysis.differentiate import DEFAULT_WINDOW, half_width
 from ..analysis.merge import DEFAULT_MAX_GAP
 from ..analysis.robot import model_of
 
@@ -153,12 +153,11 @@ def steady(model, recording, min_speed, window):
     """
     Where each joint of a recording moves steadily (:func:`.stack.moving`).
 
-    At ``min_speed`` or faster through half the differentiation ``window`` on either side.
+    At ``min_speed`` or faster through half the differentiation ``window`` on either side (the
+    samples of :func:`~rbd_dynamics.analysis.differentiate.half_width`, as the derivatives).
     """
     from .stack import moving
-    dt = np.median(np.diff(recording.time)) if len(recording) > 1 else 0.0
-    span = int(round(0.5 * window / dt)) if dt > 0 else 0
-    return moving(model, recording.qd, min_speed, span)
+    return moving(model, recording.qd, min_speed, half_width(recording.time, window))
 
 
 def fitted_rows(model, recordings, min_speed, window):

@@ -12,7 +12,7 @@ import numpy as np
 
 from .recordings import MIN_STEADY_SHARE, steady
 from ..analysis import AnalysisError
-from ..analysis.differentiate import DEFAULT_WINDOW
+from ..analysis.differentiate import DEFAULT_WINDOW, sample_step
 from ..drive import COULOMB_VELOCITY
 
 CSV_NAME = 'identification.csv'
@@ -254,7 +254,7 @@ def validation_times(rows):
 
     A recording's own time, from its first state (the held-out fifth of a recording starts
     where the fit ends); several validation recordings one after another, each from where the
-    one before ended (plus its median step).
+    one before ended (plus its sample step).
     """
     out, start = [], None
     for r, _, _ in rows:
@@ -263,8 +263,7 @@ def validation_times(rows):
         else:
             out.append(np.asarray(r.time, dtype=float) - r.time[0] + start)
         if len(out[-1]):
-            step = float(np.median(np.diff(out[-1]))) if len(out[-1]) > 1 else 0.0
-            start = out[-1][-1] + step
+            start = out[-1][-1] + sample_step(out[-1])
     return out
 
 

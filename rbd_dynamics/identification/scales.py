@@ -30,12 +30,15 @@ from .blas import blas_threads
 from .fit import NotExcitedError
 from .payload import joint_columns
 from ..analysis import AnalysisError
+from ..drive import drive_columns
+from ..numerics import column_norms
 
 #: A scale whose standard deviation is more than this share of it is weakly determined.
 WEAK = 0.05
 #: Per load and joint, what may have changed in the drive since the unloaded recordings: its
-#: viscous and Coulomb friction and its offset.
-CHANGES = 3
+#: viscous and Coulomb friction and its offset (the drive's columns of these terms).
+CHANGED_TERMS = ('viscous', 'coulomb', 'offset')
+CHANGES = len(CHANGED_TERMS)
 
 
 class ScaleFit:
@@ -133,6 +136,7 @@ def _estimate(layout, recordings, loads, fitted, chunk):
             effort = recording.effort[part]
             A = layout.columns(q, qd, qdd)[..., base]
             L = None if load is None else joint_columns(model, loads[load][0], q, qd, qdd)
+            changed = None if load is None else drive_columns(qd, None, widths, CHANGED_TERMS)
             for j in range(nv):
                 rows = np.zeros((len(q), width))
                 rows[:, :r] = A[:, j]
@@ -143,8 +147,7 @@ def _estimate(layout, recordings, loads, fitted, chunk):
                     # what changed in joint j's drive under this load (a loaded gear's
                     # friction, a warmer motor's), beside the arm's own friction
                     at = changes + CHANGES * (nv * load + j)
-                    rows[:, at:at + CHANGES] = np.column_stack(
-                        [qd[:, j], np.tanh(qd[:, j] / widths[j]), np.ones(len(q))])
+                    rows[:, at:at + CHANGES] = changed[:, j]
                 rows[:, unknowns + j] = -effort[:, j]
                 keep = np.isfinite(rows).all(axis=1) & np.isfinite(rhs) & mask[part, j]
                 folder.add(j, rows[keep], rhs[keep])
@@ -193,8 +196,7 @@ def _estimate(layout, recordings, loads, fitted, chunk):
     correction = np.zeros(width)
     correction[unknowns:] = weights ** 2 * folder.count * noise2
     z = _direct(R, loads, layout, correction)
-    norms = np.linalg.norm(R[:, :-1], axis=0)
-    norms[norms == 0] = 1.0
+    norms = column_norms(R[:, :-1])
     out = ScaleFit()
     k = z[unknowns:]
     if not np.all(np.isfinite(k)) or np.any(k == 0):
@@ -225,8 +227,7 @@ def _direct(R, loads, layout, correction):
     singular value decomposition of ``M`` (the normal equations themselves would square the
     condition number). Without loads: the least singular vector, scaled by the description.
     """
-    norms = np.linalg.norm(R[:, :-1], axis=0)
-    norms[norms == 0] = 1.0
+    norms = column_norms(R[:, :-1])
     M, rhs = R[:, :-1] / norms, R[:, -1]
     if not loads:
         z = np.linalg.svd(M)[2][-1] / norms

@@ -13,7 +13,8 @@ import sys
 import numpy as np
 import pytest
 import rbd_dynamics as rbd
-from rbd_dynamics.analysis.differentiate import savgol_derivative
+from rbd_dynamics.analysis.differentiate import derivative, half_width, sample_step, \
+    savgol_derivative
 from rbd_dynamics.cli import bag as cli
 from rbd_dynamics.resources import demo_urdf_path
 
@@ -317,6 +318,25 @@ def test_gaps_split_segments_and_zero_stamps_use_receive_time(model, tmp_path, c
     qdd = table(header, data, 'qdd', model.joint_names)
     # Differentiating across the pause would put a step of qd into qdd (hundreds of rad/s^2).
     assert np.abs(qdd - motion(t, 2)).max() < 1.0
+
+
+def test_sample_step_and_window_ignore_drops_and_pauses():
+    """One step for the derivatives and the steady rows: a drop or a pause does not move it."""
+    rng = np.random.default_rng(4)
+    t = np.arange(1000) * 0.002 + rng.uniform(-5e-5, 5e-5, 1000)
+    assert sample_step(t) == pytest.approx((t[-1] - t[0]) / 999, rel=1e-12)  # the mean
+    dropped = np.delete(t, [100, 500])
+    paused = np.concatenate([t, t[-1] + 3.0 + t])
+    for times in (dropped, paused):
+        assert sample_step(times) == pytest.approx(0.002, rel=1e-3)
+        assert half_width(times, 0.045) == half_width(t, 0.045) == 11
+    assert sample_step(t[:1]) == 0.0 and half_width(t[:1], 0.05) == 0
+    # a dropped sample: the derivative on the samples' own grid, as without the drop
+    y = np.sin(np.arange(200) * 0.01)[:, None]
+    whole = derivative(np.arange(200) * 0.002, y)
+    np.testing.assert_allclose(np.delete(whole, 80, axis=0),
+                               derivative(np.delete(np.arange(200) * 0.002, 80),
+                                          np.delete(y, 80, axis=0)), atol=1e-3)
 
 
 def test_savgol_derivative_exact_on_cubics():

@@ -1,7 +1,8 @@
 """
 The real-robot parts of the library: drive torques, URDF limits and dynamics, payloads.
 
-- ``drive_torques`` against its closed form, and armature against Pinocchio's ``rnea`` (which
+- ``drive_torques`` against its closed form, and its regressor columns (``drive_columns``)
+  times the coefficients against it; armature against Pinocchio's ``rnea`` (which
   adds ``model.armature * a``);
 - ``effort_limits``, ``damping`` and ``friction`` read from ``<limit>`` and ``<dynamics>``, with
   mimic joints reflected onto their masters;
@@ -16,6 +17,7 @@ import warnings
 import numpy as np
 import pytest
 import rbd_dynamics as rbd
+from rbd_dynamics.drive import drive_columns, DRIVE_TERMS
 from rbd_dynamics.resources import demo_urdf_path
 from support.urdf_builders import inertial, joint, link, robot
 
@@ -61,6 +63,26 @@ def test_drive_torques_closed_form():
     for bad in (0.0, -1.0, np.inf, np.nan):
         with pytest.raises(ValueError, match='coulomb_velocity'):
             rbd.drive_torques(qd, coulomb_velocity=bad)
+
+
+def test_drive_columns_are_the_law_linear_in_its_coefficients():
+    """The drive's regressor columns times the coefficients are the drive torques, offset added."""
+    rng = np.random.default_rng(2)
+    qd, qdd = rng.normal(size=(2, 5, 6))
+    viscous, coulomb, armature, offset = rng.normal(size=(4, 6))
+    width = np.abs(rng.normal(size=6)) + 0.01
+    columns = drive_columns(qd, qdd, width)
+    assert columns.shape == (5, 6, len(DRIVE_TERMS))
+    coefficients = np.column_stack([viscous, coulomb, armature, offset])
+    tau = rbd.drive_torques(qd, qdd, viscous, coulomb, armature, width) + offset
+    np.testing.assert_allclose(np.einsum('sjk,jk->sj', columns, coefficients), tau,
+                               rtol=1e-13, atol=1e-13)
+    some = drive_columns(qd, None, width, ('offset', 'coulomb'))
+    np.testing.assert_array_equal(some, columns[..., [3, 1]])
+    with pytest.raises(ValueError, match='qdd'):
+        drive_columns(qd, None, width, ('armature',))
+    with pytest.raises(ValueError, match='no drive term'):
+        drive_columns(qd, qdd, width, ('stiction',))
 
 
 def test_limits_and_dynamics_from_the_urdf():
