@@ -26,6 +26,12 @@ drive does.
 
 A payload can be put in the hand while the simulation runs: ``payload_link`` adds a massless
 body welded to that link, and :func:`set_payload` gives it mass, centre of mass and inertia.
+
+With ``floating`` the root link is a body of its own on a free joint named
+:data:`~rbd_dynamics.tree.BASE_JOINT`, the dynamics of a model built with ``floating_base=True``.
+MuJoCo's free joint has the same orientation (quaternion ``[w x y z]`` against the model's
+``[x y z w]``) and angular velocity (base frame), but its linear velocity and force are in the
+world's axes where the model's are in the base's. A robot on a floor: :mod:`.standing`.
 """
 
 import xml.etree.ElementTree as ET
@@ -34,6 +40,7 @@ import numpy as np
 
 from ..parsers.urdf import parse_urdf
 from ..spatial import inertia_problem, inertia_tensor, matrix_to_quaternion, rpy_to_matrix
+from ..tree import BASE_JOINT
 
 #: Name of the body that carries the payload (see :func:`set_payload`).
 PAYLOAD_BODY = 'rbd_payload'
@@ -62,7 +69,7 @@ HARD_FRICTION_IMPEDANCE = (0.99, 0.999, 0.001, 0.5, 2.0)
 
 def mjcf_from_urdf(urdf_text, gravity=(0.0, 0.0, -9.81), timestep=0.001, damping=False,
                    limits=False, sensor_frame=None, drive=None, payload_link=None,
-                   hard_friction=False):
+                   hard_friction=False, floating=False):
     """
     MJCF text for the robot of ``urdf_text`` (fixed to the world at its root link).
 
@@ -92,6 +99,9 @@ def mjcf_from_urdf(urdf_text, gravity=(0.0, 0.0, -9.81), timestep=0.001, damping
     hard_friction
         Coulomb friction as a nearly rigid constraint rather than MuJoCo's default soft one
         (see the module's description).
+    floating
+        the root link moves: a body on a free joint :data:`~rbd_dynamics.tree.BASE_JOINT`
+        (see the module's description); ``gravity`` is then in the world's axes.
 
     Returns
     -------
@@ -176,8 +186,13 @@ def mjcf_from_urdf(urdf_text, gravity=(0.0, 0.0, -9.81), timestep=0.001, damping
         for child in children.get(joint.child, []):
             add_body(body, child)
 
+    top = worldbody
+    if floating:
+        top = ET.SubElement(worldbody, 'body', name=root, pos='0 0 0')
+        ET.SubElement(top, 'freejoint', name=BASE_JOINT)
+        add_inertial(top, root, True)
     for joint in children.get(root, []):
-        add_body(worldbody, joint)
+        add_body(top, joint)
 
     mimic = {}
     equality = None
