@@ -6,7 +6,8 @@ Node figures over real DDS, each against a reference measured in the same run.
     python benchmarks/bench_node.py startup [--runs 5]
     python benchmarks/bench_node.py stall [--runs 3]
     python benchmarks/bench_node.py soak [--minutes 10]
-    python benchmarks/bench_node.py all [--quick]       (latency, startup and stall)
+    python benchmarks/bench_node.py humanoid [--seconds 3] [--blocks 10]
+    python benchmarks/bench_node.py all [--quick]       (latency, humanoid, startup and stall)
 
 latency: joint_states at 1 kHz from this process; the time until ``~/feedforward`` comes back
 from the rbd_dynamics node (its own process, the bundled demo arm, a wrist wrench and desired
@@ -23,6 +24,11 @@ skipped, as a driver's control loop does, not sent in a burst). Beside it, in th
 torque law's compute time per joint state (``Controller.compute`` with the same configuration)
 without and with the observer, with the task-space law, and the wrench estimate at the tool
 that ``~/external_wrench`` adds when someone subscribes to it.
+
+humanoid: the same against a floating-base humanoid (example-robot-data's 29-DoF Unitree G1,
+``base.type: floating``), its IMU on the torso published just before each joint state at 1 kHz
+(turning and accelerating), both feet as surface contacts, the relay answering the same joint
+states; and the floating-base law's compute time per joint state in this process.
 
 startup: the node running without a description; the time from publishing the description on
 the latched topic to the first torque, and until the node reports its compiled path in use
@@ -68,7 +74,7 @@ import rclpy  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
+from sensor_msgs.msg import Imu, JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
@@ -129,9 +135,17 @@ EXTRAS_RATE = 100.0  # Hz, the wrist wrench and the desired inputs (at most one 
 class Driver:
     """Publishes joint states at a fixed rate and records when each answer comes back."""
 
-    def __init__(self, namespace, output, model, extras=False, pose=None):
+    def __init__(self, namespace, output, model, extras=False, pose=None, names=None,
+                 imu=None):
         self.node = rclpy.create_node('bench_driver', namespace=namespace)
         self.model = model
+        self.names = list(model.joint_names if names is None else names)
+        self.imu = None
+        if imu is not None:  # a floating base's IMU on link ``imu``, before each joint state
+            self.pub_imu = self.node.create_publisher(Imu, 'bench/imu', 10)
+            self.imu = Imu()
+            self.imu.header.frame_id = imu
+            self.imu.orientation.w = 1.0
         self.pub = self.node.create_publisher(JointState, 'joint_states', 10)
         self.received = {}
         self.node.create_subscription(JointState, output, self._on_output, 100)
@@ -172,6 +186,14 @@ class Driver:
         key = msg.header.stamp.sec * 1000000000 + msg.header.stamp.nanosec
         self.received.setdefault(key, now)
 
+    def _imu(self, t, stamp):
+        msg = self.imu
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 1000000000)
+        w, a = msg.angular_velocity, msg.linear_acceleration
+        w.x, w.y, w.z = 0.2 * math.sin(t), 0.1 * math.cos(2.0 * t), 0.05
+        a.x, a.y, a.z = 0.3 * math.sin(3.0 * t), 0.1, 9.81
+        self.pub_imu.publish(msg)
+
     def _extras(self, k):
         wave = math.sin(k / 100.0)
         self.wrench.wrench.force.z = -5.0 + 0.1 * wave
@@ -189,7 +211,8 @@ class Driver:
         is skipped rather than sent in a burst with the next ones; :attr:`skipped` counts them.
         """
         msg = JointState()
-        msg.name = list(self.model.joint_names)
+        msg.name = self.names
+        count = len(self.names)
         period = 1.0 / rate
         every = max(1, int(round(rate / EXTRAS_RATE)))  # ticks between extras
         sent = []
@@ -207,11 +230,13 @@ class Driver:
                 behind = int((now - target) / period)
                 self.skipped += behind
                 k += behind
-            q = 0.3 * np.sin(k * period + np.arange(self.model.nq))
+            q = 0.3 * np.sin(k * period + np.arange(count))
             msg.position = q.tolist()
-            msg.velocity = (0.3 * np.cos(k * period + np.arange(self.model.nv))).tolist()
-            msg.effort = (5.0 * np.sin(k * period + np.arange(self.model.nv))).tolist()
+            msg.velocity = (0.3 * np.cos(k * period + np.arange(count))).tolist()
+            msg.effort = (5.0 * np.sin(k * period + np.arange(count))).tolist()
             stamp = time.time_ns()
+            if self.imu is not None:
+                self._imu(k * period, stamp)
             msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 1000000000)
             self.pub.publish(msg)
             sent.append(stamp)
@@ -434,6 +459,101 @@ def latency(args, report):
           % ', '.join('%s p50 %.1f us p99 %.1f us' % (name, row['p50_us'], row['p99_us'])
                       for name, row in law.items()))
     report['latency'] = dict(rows, ratio_p50=ratio50, ratio_p99=ratio99, law=law)
+
+
+#: The humanoid: example-robot-data's 29-DoF G1, its IMU on the torso, both feet on the ground.
+HUMANOID = 'g1_description/urdf/g1_29dof_rev_1_0.urdf'
+HUMANOID_IMU = 'torso_link'
+HUMANOID_FEET = ['left_ankle_roll_link', 'right_ankle_roll_link']
+
+
+def humanoid_urdf():
+    """Return the G1's URDF text, or ``None`` without example-robot-data."""
+    try:
+        import example_robot_data
+    except ImportError:
+        return None
+    path = os.path.join(example_robot_data.getModelPath(HUMANOID), HUMANOID)
+    with open(path) as stream:
+        return stream.read()
+
+
+def humanoid_parameters(urdf):
+    """Return the node's parameters for the floating-base humanoid."""
+    return {'robot_description': urdf, 'base.type': 'floating', 'base.imu.topic': 'bench/imu',
+            'contacts.links': HUMANOID_FEET}
+
+
+def humanoid_law_times(urdf, count=3000):
+    """Time the floating-base law per joint state in this process: ``{p50_us, p99_us}``."""
+    from rbd_dynamics.control.config import Config
+    from rbd_dynamics.control.law import Controller
+    from rbd_dynamics.control.setup import Setup
+    model = rbd.Model.from_urdf(urdf, floating_base=True)
+    setup = Setup(model, Config(contacts_links=HUMANOID_FEET))
+    controller = Controller()
+    times = []
+    for k in range(count):
+        t = k * 1e-3
+        q = 0.3 * np.sin(t + np.arange(setup.nv))
+        qd = 0.3 * np.cos(t + np.arange(setup.nv))
+        controller.base.receive_imu(model, '', k * 1000000, k * 1000000, HUMANOID_IMU,
+                                    [0.0, 0.0, 0.0, 1.0],
+                                    [0.2 * math.sin(t), 0.1 * math.cos(2.0 * t), 0.05],
+                                    [0.3 * math.sin(3.0 * t), 0.1, 9.81])
+        start_ns = time.perf_counter_ns()
+        out = controller.compute(setup, q, qd, k * 1000000)
+        times.append(time.perf_counter_ns() - start_ns)
+    assert out is not None and out.floating is not None
+    t = times[len(times) // 10:]
+    return {'p50_us': float(np.percentile(t, 50)) / 1e3,
+            'p99_us': float(np.percentile(t, 99)) / 1e3}
+
+
+def humanoid(args, report):
+    """Measure the floating-base humanoid against the relay, in alternating blocks."""
+    urdf = humanoid_urdf()
+    if urdf is None:
+        print('humanoid: example-robot-data is not installed; skipped')
+        return
+    model = rbd.Model.from_urdf(urdf, floating_base=True)
+    names = model.joint_names[1:]
+    relay = start([sys.executable, os.path.abspath(__file__), 'relay'], '/bench_relay_h')
+    node = start(node_command(), '/bench_humanoid', humanoid_parameters(urdf))
+    relay_driver = Driver('/bench_relay_h', 'bench_relay/out', model, names=names)
+    node_driver = Driver('/bench_humanoid', 'rbd_dynamics/feedforward', model, names=names,
+                         imu=HUMANOID_IMU)
+    drivers = (('relay', relay_driver), ('humanoid', node_driver))
+    try:
+        assert wait_first(relay_driver), 'the relay does not answer'
+        assert wait_first(node_driver, timeout=120.0), 'the humanoid node does not answer'
+        merged = {name: {} for name, _ in drivers}
+        for block in range(args.blocks):
+            for name, driver in drivers:
+                driver.received.clear()
+                result = driver.run(args.seconds)
+                print('  block %d %-8s %s' % (block, name, fmt(summarize(result))), flush=True)
+                merged[name].update(result)
+        rows = {name: summarize(result) for name, result in merged.items()}
+    finally:
+        for _, driver in drivers:
+            driver.close()
+        relay.stop()
+        node.stop()
+    p50 = rows['humanoid']['p50_us'] / rows['relay']['p50_us']
+    p99 = rows['humanoid']['p99_us'] / rows['relay']['p99_us']
+    rows['humanoid']['ratio_p50'], rows['humanoid']['ratio_p99'] = p50, p99
+    print('humanoid (29-DoF G1, floating base, IMU on the torso, two feet) at 1 kHz:')
+    for name, _ in drivers:
+        print('  %-8s %s' % (name, fmt(rows[name])))
+    print('  humanoid/relay: p50 %.2fx (target <= 1.5x: %s), p99 %.2fx (target <= 2x: %s), '
+          'dropped %d, relay %d (target 0: %s)'
+          % (p50, verdict(p50 <= 1.5), p99, verdict(p99 <= 2.0), rows['humanoid']['dropped'],
+             rows['relay']['dropped'], verdict(rows['humanoid']['dropped'] == 0)))
+    law = humanoid_law_times(urdf)
+    print('  floating-base law per joint state (this process): p50 %.1f us p99 %.1f us'
+          % (law['p50_us'], law['p99_us']))
+    report['humanoid'] = dict(rows, law=law)
 
 
 def fmt(summary):
@@ -722,8 +842,8 @@ def soak(args, report):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('what', choices=('latency', 'startup', 'stall', 'soak', 'all',
-                                         'relay'))
+    parser.add_argument('what', choices=('latency', 'humanoid', 'startup', 'stall', 'soak',
+                                         'all', 'relay'))
     # many short blocks, alternating: a disturbed stretch of the machine hits both sides
     parser.add_argument('--seconds', type=float, default=3.0, help='latency block length')
     parser.add_argument('--blocks', type=int, default=10)
@@ -749,6 +869,8 @@ def main():
     try:
         if args.what in ('latency', 'all'):
             latency(args, report)
+        if args.what in ('humanoid', 'all'):
+            humanoid(args, report)
         if args.what in ('startup', 'all'):
             startup(args, report)
         if args.what in ('stall', 'all'):

@@ -46,6 +46,7 @@ ROSDEP_KEY = {
     'sensor_msgs': 'sensor_msgs',
     'std_msgs': 'std_msgs',
     'std_srvs': 'std_srvs',
+    'nav_msgs': 'nav_msgs',
     'trajectory_msgs': 'trajectory_msgs',
     'urdf_parser_py': 'urdfdom_py',
     'xacro': 'xacro',
