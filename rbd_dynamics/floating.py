@@ -41,7 +41,7 @@ import numpy as np
 from .dynamics import rnea
 from .eom import jacobian
 from .frames import link_acceleration, link_pose
-from .spatial import matrix_to_quaternion, quaternion_to_matrix
+from .spatial import quaternion_of_rows
 
 #: The proper acceleration of a base at rest [m/s^2], up.
 STANDARD_GRAVITY = 9.81
@@ -120,9 +120,12 @@ def base_at_rest(orientation, gravity=STANDARD_GRAVITY):
 
     """
     orientation = np.asarray(orientation, dtype=float)
-    up = quaternion_to_matrix(orientation)[2]  # the world's z axis in base coordinates
-    zero = np.zeros(3)
-    return BaseMotion(orientation, zero, zero, gravity * up)
+    x, y, z, w = orientation.tolist()
+    # the world's z axis in base coordinates: the last row of the quaternion's rotation
+    scale = gravity / (x * x + y * y + z * z + w * w)
+    up = np.array((2.0 * (x * z - y * w) * scale, 2.0 * (y * z + x * w) * scale,
+                   (1.0 - 2.0 * (x * x + y * y) / (x * x + y * y + z * z + w * w)) * gravity))
+    return BaseMotion(orientation, _ZERO3, _ZERO3, up)
 
 
 def base_motion_from_imu(model, q, qd, qdd, link, orientation, angular_velocity,
@@ -160,36 +163,66 @@ def base_motion_from_imu(model, q, qd, qdd, link, orientation, angular_velocity,
     The base's :class:`BaseMotion`.
 
     """
+    # (3-vectors in floats: a tenth of the cost of arrays this small)
     if model.link_body[link] == 0:  # on the base's body: no joint between them
         X = model.link_X[link]  # [[E, 0], [-E [r]x, E]]: E rotates base to link coordinates
         R = X[:3, :3].T
-        rx = R @ X[3:, :3]
-        r = np.array((-rx[2, 1], -rx[0, 2], -rx[1, 0]))
-        v_rel = w_rel = a_rel = alpha_rel = _ZERO3
+        rx = (R @ X[3:, :3]).tolist()
+        r = (-rx[2][1], -rx[0][2], -rx[1][0])
+        R = R.tolist()
+        v_rel = w_rel = a_rel = alpha_rel = (0.0, 0.0, 0.0)
     else:
         qf, vf, af = _full_state(model, q, qd, qdd, _ZERO3, _ZERO3)
         T = link_pose(model, qf, link)
-        R, r = T[:3, :3], T[:3, 3]
+        R, r = T[:3, :3].tolist(), T[:3, 3].tolist()
         J = jacobian(model, qf, link, 'world')
-        v_rel, w_rel = J[:3] @ vf, J[3:] @ vf
-        a = link_acceleration(model, qf, vf, af, link)
-        a_rel, alpha_rel = a[:3], a[3:]
+        v_rel, w_rel = (J @ vf).reshape(2, 3).tolist()
+        a_rel, alpha_rel = link_acceleration(model, qf, vf, af, link).reshape(2, 3).tolist()
     if base_rotation is None:
-        w = R @ np.asarray(angular_velocity, dtype=float) - w_rel
-        alpha = R @ np.asarray(angular_acceleration, dtype=float) - alpha_rel - _cross(w, w_rel)
-        world_R_link = quaternion_to_matrix(np.asarray(orientation, dtype=float))
-        quaternion = matrix_to_quaternion(world_R_link @ R.T)
+        w = _minus(_rotate(R, angular_velocity), w_rel)
+        alpha = _minus(_minus(_rotate(R, angular_acceleration), alpha_rel), _cross(w, w_rel))
+        quaternion = _compose(orientation, quaternion_of_rows(R))
     else:
-        quaternion, w, alpha = (np.asarray(x, dtype=float) for x in base_rotation)
-    proper = (R @ np.asarray(proper_acceleration, dtype=float) - _cross(alpha, r)
-              - _cross(w, _cross(w, r) + 2.0 * v_rel) - a_rel)
-    return BaseMotion(quaternion, w, alpha, proper)
+        quaternion = np.asarray(base_rotation[0], dtype=float)
+        w, alpha = (np.asarray(x, dtype=float).tolist() for x in base_rotation[1:])
+    wr = _cross(w, r)
+    proper = _minus(_minus(_minus(_rotate(R, proper_acceleration), _cross(alpha, r)),
+                           _cross(w, (wr[0] + 2.0 * v_rel[0], wr[1] + 2.0 * v_rel[1],
+                                      wr[2] + 2.0 * v_rel[2]))), a_rel)
+    return BaseMotion(quaternion, np.array(w), np.array(alpha), np.array(proper))
+
+
+def _rotate(R, v):
+    """Return ``R v`` of a rotation given as rows (floats) and a 3-vector."""
+    x, y, z = (float(c) for c in v)
+    return tuple(row[0] * x + row[1] * y + row[2] * z for row in R)
+
+
+def _minus(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+def _compose(world_link, base_link):
+    """
+    Return the quaternion of the base in the world, ``(4,)`` ``[x y z w]`` with ``w >= 0``.
+
+    ``world_link`` times the inverse of ``base_link`` (the link in the base).
+    """
+    x1, y1, z1, w1 = (float(c) for c in world_link)
+    x2, y2, z2, w2 = base_link
+    x2, y2, z2 = -x2, -y2, -z2  # the inverse of a unit quaternion
+    x = w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2
+    y = w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2
+    z = w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2
+    w = w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2
+    if w < 0.0:
+        x, y, z, w = -x, -y, -z, -w
+    return np.array((x, y, z, w))
 
 
 def _cross(a, b):
-    """Return ``a x b`` of two ``(3,)`` vectors (without ``np.cross``'s general machinery)."""
-    return np.array((a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
-                     a[0] * b[1] - a[1] * b[0]))
+    """Return ``a x b`` of two 3-vectors, as floats."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
 def floating_inverse_dynamics(model, q, qd, qdd, base, f_ext=None, contacts=(),
@@ -273,23 +306,27 @@ def _inverse_dynamics(model, q, states, contacts, contact_type, weights):
         return [FloatingResult(tau[6:], base_wrench, {}, tau[:6])
                 for base_wrench, tau in found]
     rows = 6 if contact_type == 'surface' else 3
-    jacobians = [jacobian(model, qf, link, 'local')[:rows] for link in contacts]
+    m = rows * len(contacts)
+    # the contacts' Jacobians stacked, (m, nv): the first six columns the base's
+    J = np.empty((m, model.nv))
+    for c, link in enumerate(contacts):
+        J[c * rows:(c + 1) * rows] = jacobian(model, qf, link, 'local')[:rows]
     scale = np.repeat(1.0 / np.sqrt(weights), rows)
-    A = np.concatenate([J[:, :6].T for J in jacobians], axis=1) * scale
+    A = J[:, :6].T * scale
     rests = np.empty((6, len(found)))
     for k, (_, tau) in enumerate(found):
         rests[:, k] = tau[:6]
-    lams = _minimum_norm(A, rests) * scale[:, None]
-    unbalanced = rests - A @ (lams / scale[:, None])
+    lams = _minimum_norm(A, rests, rows == 6) * scale[:, None]
+    unbalanced = rests - J[:, :6].T @ lams
+    corrections = J[:, 6:].T @ lams
     results = []
     for k, (base_wrench, tau) in enumerate(found):
-        torques = tau[6:].copy()
         wrenches = {}
-        for c, (link, J) in enumerate(zip(contacts, jacobians)):
+        for c, link in enumerate(contacts):
             wrench = lams[c * rows:(c + 1) * rows, k]
-            torques -= J[:, 6:].T @ wrench
-            wrenches[link] = wrench if rows == 6 else np.concatenate((wrench, np.zeros(3)))
-        results.append(FloatingResult(torques, base_wrench, wrenches, unbalanced[:, k]))
+            wrenches[link] = wrench if rows == 6 else np.concatenate((wrench, _ZERO3))
+        results.append(FloatingResult(tau[6:] - corrections[:, k], base_wrench, wrenches,
+                                      unbalanced[:, k]))
     return results
 
 
@@ -309,20 +346,16 @@ def base_state(model, q, qd, qdd, base):
     return qf, vf, af
 
 
-def _minimum_norm(A, B):
+def _minimum_norm(A, B, full_rank):
     """
     Return the ``X`` of least norm among those that minimise ``|A X - B|``, column by column.
 
-    Surface contacts give ``A`` (6 x m) full row rank, where ``X = A^T (A A^T)^-1 B`` is it
-    (one small solve); otherwise (point contacts on a line, too few) the SVD's least squares.
+    Surface contacts give ``A`` (6 x m) full row rank (``full_rank``: each contact's block is
+    an invertible transform), where ``X = A^T (A A^T)^-1 B`` is it (one small solve); point
+    contacts may not (feet on a line, too few), and take the SVD's least squares.
     """
-    if A.shape[1] >= 6:
-        try:
-            X = A.T @ np.linalg.solve(A @ A.T, B)
-        except np.linalg.LinAlgError:
-            X = None
-        if X is not None and np.abs(A @ X - B).max() <= 1e-9 * (1.0 + np.abs(B).max()):
-            return X
+    if full_rank:
+        return A.T @ np.linalg.solve(A @ A.T, B)
     return np.linalg.lstsq(A, B, rcond=None)[0]
 
 
@@ -341,8 +374,15 @@ def _full_state(model, q, qd, qdd, angular_velocity, angular_acceleration):
     """Return ``(qf, vf, af)`` of the whole model: the base at the origin, linear velocity 0."""
     if model.base_joint is None:
         raise ValueError('the model has a fixed base (build it with floating_base=True)')
-    qf = np.concatenate((_BASE_POSE, np.asarray(q, dtype=float).reshape(-1)))
-    vf = np.concatenate((np.zeros(3), angular_velocity, np.asarray(qd, dtype=float).reshape(-1)))
-    af = np.concatenate((np.zeros(3), angular_acceleration,
-                         np.asarray(qdd, dtype=float).reshape(-1)))
+    qf = np.empty(model.nq)
+    vf = np.empty(model.nv)
+    af = np.empty(model.nv)
+    qf[:7] = _BASE_POSE
+    qf[7:] = q
+    vf[:3] = 0.0
+    vf[3:6] = angular_velocity
+    vf[6:] = qd
+    af[:3] = 0.0
+    af[3:6] = angular_acceleration
+    af[6:] = qdd
     return qf, vf, af
