@@ -469,12 +469,12 @@ HUMANOID_FEET = ['left_ankle_roll_link', 'right_ankle_roll_link']
 
 def humanoid_urdf():
     """Return the G1's URDF text, or ``None`` without example-robot-data."""
-    try:
-        import example_robot_data
-    except ImportError:
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), 'test'))
+    from support.robots import robots_directory
+    root = robots_directory()
+    if root is None:
         return None
-    path = os.path.join(example_robot_data.getModelPath(HUMANOID), HUMANOID)
-    with open(path) as stream:
+    with open(os.path.join(root, HUMANOID)) as stream:
         return stream.read()
 
 

@@ -17,7 +17,6 @@ orientation and angular velocity instead; the IMU still gives the acceleration.
 Nothing of ROS is imported: the node hands the messages' numbers over.
 """
 
-from collections import deque
 import math
 from typing import NamedTuple
 
@@ -25,6 +24,9 @@ import numpy as np
 
 from ..floating import base_at_rest, base_motion_from_imu
 
+#: The compiled kernels a floating base's torques use beyond the RNEA (the IMU moved to the
+#: base, the contacts' Jacobians): :func:`rbd_dynamics.compiled.prepare`'s names.
+KERNELS = ('link_pose', 'jacobian', 'link_acceleration')
 #: The modes of ``base.angular_acceleration``.
 ANGULAR_ACCELERATIONS = ('differentiate', 'zero')
 #: The base types of ``base.type``.
@@ -35,8 +37,6 @@ QUATERNION_TOLERANCE = 1e-3
 DIFFERENTIATE_WINDOW = 0.02
 #: Readings older than this are never in the fit [ns] (after a pause of the IMU).
 STALE_SAMPLE_NS = 250_000_000
-#: The most readings the fit holds.
-DIFFERENTIATE_READINGS = 64
 
 
 class ImuReading(NamedTuple):
@@ -84,31 +84,66 @@ def finite_vector(values, what):
 class _Rate:
     """The derivative of a vector from its timed samples (the module docstring's fit)."""
 
+    CAPACITY = 256  # samples held before the window is moved to the front
+
     def __init__(self):
-        self.samples = deque(maxlen=DIFFERENTIATE_READINGS)
+        self.origin_ns = None  # the stamps are kept in seconds after this one
+        self.t = np.empty(self.CAPACITY)
+        self.w = np.empty((self.CAPACITY, 3))
+        self.first = self.count = 0  # the window is [first, count)
 
     def add(self, stamp_ns, value):
-        """Add a sample; return the derivative at it (zeros until two distinct stamps)."""
-        samples = self.samples
-        if samples and stamp_ns <= samples[-1][0]:
-            if stamp_ns < samples[-1][0] - int(1e9):  # the clock went back (a replay): restart
-                samples.clear()
-            else:  # a repeated or reordered stamp: it cannot be differentiated
-                return None
-        samples.append((stamp_ns, value))
-        start = stamp_ns - int(DIFFERENTIATE_WINDOW * 1e9)
-        while len(samples) > 3 and samples[0][0] < start or \
-                len(samples) > 1 and samples[0][0] < stamp_ns - STALE_SAMPLE_NS:
-            samples.popleft()
-        if len(samples) < 2:
+        """Add a sample: the derivative at it, or ``None`` for a stamp not after the last."""
+        if self.count and stamp_ns <= self.last_ns:
+            if stamp_ns >= self.last_ns - 1_000_000_000:
+                return None  # a repeated or reordered stamp: it cannot be differentiated
+            self.origin_ns = None  # the clock went back (a replay): start again
+        if self.origin_ns is None or stamp_ns - self.origin_ns > 3_600_000_000_000:
+            self.origin_ns = stamp_ns  # (re-based hourly: seconds in floats stay exact)
+            self.first = self.count = 0
+        if self.count == self.CAPACITY:
+            kept = self.count - self.first
+            self.t[:kept] = self.t[self.first:self.count]
+            self.w[:kept] = self.w[self.first:self.count]
+            self.first, self.count = 0, kept
+        now = (stamp_ns - self.origin_ns) * 1e-9
+        self.t[self.count] = now
+        self.w[self.count] = value
+        self.count += 1
+        self.last_ns = stamp_ns
+        t = self.t
+        start, stale = now - DIFFERENTIATE_WINDOW, now - STALE_SAMPLE_NS * 1e-9
+        first = self.first
+        while (self.count - first > 3 and t[first] < start
+               or self.count - first > 1 and t[first] < stale):
+            first += 1
+        self.first = first
+        count = self.count - first
+        if count < 2:
             return np.zeros(3)
-        t = np.array([s[0] - stamp_ns for s in samples], dtype=float) * 1e-9
-        values = np.array([s[1] for s in samples])
-        if len(samples) == 2:
-            return (values[1] - values[0]) / (t[1] - t[0])
-        basis = np.stack((np.ones_like(t), t, t * t), axis=1)
-        coefficients = np.linalg.lstsq(basis, values, rcond=None)[0]
-        return coefficients[1]  # d/dt at t = 0, the newest sample
+        if count == 2:
+            return (self.w[first + 1] - self.w[first]) / (t[first + 1] - t[first])
+        return _quadratic_slope(t[first:self.count] - now, self.w[first:self.count])
+
+
+def _quadratic_slope(t, values):
+    """
+    Return the slope at ``t = 0`` of the quadratic fitted to samples ``values`` at times ``t``.
+
+    ``t`` ``(N,)`` [s] (the newest 0), ``values`` ``(N, 3)``. The least-squares normal equations
+    of ``c0 + c1 s + c2 s^2`` in the scaled time ``s = t / DIFFERENTIATE_WINDOW``, solved for
+    ``c1`` by Cramer's rule (a 3 x 3 system in floats: no solver's overhead per reading).
+    """
+    s = t * (1.0 / DIFFERENTIATE_WINDOW)
+    s2 = s * s
+    S0, S1, S2, S3, S4 = (float(len(s)), float(s.sum()), float(s2.sum()), float(s2 @ s),
+                          float(s2 @ s2))
+    b0, b1, b2 = values.sum(axis=0), s @ values, s2 @ values
+    det = S0 * (S2 * S4 - S3 * S3) - S1 * (S1 * S4 - S2 * S3) + S2 * (S1 * S3 - S2 * S2)
+    if not abs(det) > 1e-12:  # the stamps too close to tell a curve: the last two's slope
+        return (values[-1] - values[-2]) / (t[-1] - t[-2])
+    numerator = S0 * (b1 * S4 - S3 * b2) - b0 * (S1 * S4 - S3 * S2) + S2 * (S1 * b2 - b1 * S2)
+    return numerator / det / DIFFERENTIATE_WINDOW
 
 
 class BaseInput:

@@ -16,7 +16,7 @@ import time
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import TwistStamped, WrenchStamped
 import numpy as np
-from rbd_dynamics.control import task
+from rbd_dynamics.control import base, task
 from rbd_dynamics.control.observer import wrench_at
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 try:
@@ -160,6 +160,9 @@ class Outputs:
             setup.model, 'task', task.KERNELS, 'task.link',
             'with command_output task, ~/effort_commands carry the gravity compensation '
             'until then')
+        if setup.floating:  # built on a thread of their own; the NumPy path answers meanwhile
+            self._source.kernels_ready(setup.model, 'floating', base.KERNELS, 'base.type floating',
+                                       'the NumPy path answers until then')
         # the observer's step (where no torque depends on it) after the torques are out
         out = self._controller.compute(setup, q, qd, now, effort, stamp_ns, task_ready,
                                        observe_later=True)
