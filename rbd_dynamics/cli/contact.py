@@ -83,7 +83,7 @@ def run(args, out=None):
     """Run the command for parsed arguments; the exit code."""
     out = sys.stdout if out is None else out
     from ..identification.recordings import read_states, recording
-    from ..identification.report import write_all
+    from ..analysis import write_all
     from ..analysis.pipeline import check_model
     robot, bags, xacro_args = robot_and_bags('contact', args.inputs)
     gains = list(args.gain or GAINS)

@@ -88,7 +88,7 @@ def run(args, out=None):
     """Run the command for parsed arguments; the exit code."""
     out = sys.stdout if out is None else out
     require('payload', 'scipy', 'cvxpy')
-    from ..identification.report import write_all
+    from ..analysis import write_all
     robot, bags, xacro_args = robot_and_bags('payload', args.inputs)
     text, model = load_description(robot, xacro_args, args.root_link)
     from ..analysis.pipeline import check_model
