@@ -9,9 +9,10 @@ its own type store) and trajectories with PyYAML. The command line::
 
 Modules: :mod:`.bag` (reading a bag), :mod:`.merge` (joint states merged by name into
 the model's order), :mod:`.differentiate` (Savitzky-Golay derivatives), :mod:`.planned`
-(a ``JointTrajectory`` saved as YAML) and :mod:`.report` (CSV, plot, summary); the commands are
-:mod:`rbd_dynamics.cli`. Here, what they share: :class:`AnalysisError`, YAML read
-(:func:`read_yaml`) and files written whole (:func:`write_file`, :func:`write_all`).
+(the trajectory file), :mod:`.parameters_file` (the node parameters file) and :mod:`.report`
+(CSV, plot, summary); the commands are :mod:`rbd_dynamics.cli`. Here, what they share:
+:class:`AnalysisError`, YAML read (:func:`read_yaml`) and files written whole
+(:func:`write_file`, :func:`write_all`).
 Identification (``excite``, ``identify``) is :mod:`rbd_dynamics.identification`; it reads its
 recordings with these modules and reports errors with :class:`AnalysisError`.
 """
