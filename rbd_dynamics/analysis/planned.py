@@ -1,7 +1,8 @@
 """
-Planned trajectories read from YAML.
+The trajectory file: a planned trajectory as YAML, read and written here only.
 
-A planned ``trajectory_msgs/JointTrajectory`` saved as YAML, the way
+:func:`read_trajectory` reads it, :func:`write_trajectory` writes it: a planned
+``trajectory_msgs/JointTrajectory`` saved as YAML, the way
 ``ros2 topic echo --once /topic trajectory_msgs/msg/JointTrajectory`` prints it::
 
     header:
@@ -16,12 +17,14 @@ A planned ``trajectory_msgs/JointTrajectory`` saved as YAML, the way
       time_from_start: {sec: 0, nanosec: 0}
     ---
 
-The first YAML document of the file is read (``echo`` ends each message with ``---``).
+The first YAML document of the file is read (``echo`` ends each message with ``---``). The
+file written has that form, ``effort: []`` and ``---`` included, each number with 12
+significant digits.
 """
 
 import numpy as np
 
-from . import AnalysisError
+from . import AnalysisError, write_file
 from ..control.joint_trajectory import check_points, FIELDS
 
 
@@ -119,3 +122,48 @@ def read_trajectory(path):
     except (yaml.YAMLError, UnicodeDecodeError) as err:
         raise AnalysisError('%s is not YAML: %s' % (path, str(err).splitlines()[0])) from None
     return parse_trajectory(document, path)
+
+
+def trajectory_text(joint_names, time, positions, velocities, accelerations):
+    """
+    Return a trajectory file's text (see the module docstring), without efforts.
+
+    Parameters
+    ----------
+    joint_names
+        the columns' joints.
+    time
+        ``(n,)`` ``time_from_start`` of each point [s], written to the nanosecond.
+    positions, velocities, accelerations
+        ``(n, k)``.
+
+    """
+    def row(values):
+        return '[%s]' % ', '.join('%.12g' % v for v in values)
+
+    lines = ['header:', '  stamp: {sec: 0, nanosec: 0}', "  frame_id: ''",
+             'joint_names: [%s]' % ', '.join(joint_names), 'points:']
+    for k, t in enumerate(time):
+        ns = int(round(t * 1e9))
+        lines += ['- positions: %s' % row(positions[k]),
+                  '  velocities: %s' % row(velocities[k]),
+                  '  accelerations: %s' % row(accelerations[k]),
+                  '  effort: []',
+                  '  time_from_start: {sec: %d, nanosec: %d}' % divmod(ns, 1000000000)]
+    lines.append('---')
+    return '\n'.join(lines) + '\n'
+
+
+def write_trajectory(path, joint_names, time, positions, velocities, accelerations):
+    """
+    Write a trajectory file whole (:func:`~rbd_dynamics.analysis.write_file`).
+
+    The arguments after ``path`` are those of :func:`trajectory_text`.
+
+    Raises
+    ------
+    OSError
+        the file cannot be written (the old one, if any, is left as it was).
+
+    """
+    write_file(path, trajectory_text(joint_names, time, positions, velocities, accelerations))

@@ -60,7 +60,7 @@ def node_parameters(path):
     """Return a node parameters file's parameters, flat (``drive.viscous``...), or ``{}``."""
     if path is None:
         return {}
-    from ..identification.units import flat_parameters
+    from ..analysis.parameters_file import flat_parameters
     return flat_parameters(path, '--params-file')
 
 
@@ -83,7 +83,7 @@ def run(args, out=None):
     """Run the command for parsed arguments; the exit code."""
     out = sys.stdout if out is None else out
     from ..identification.recordings import read_states, recording
-    from ..identification.report import write_all
+    from ..analysis import write_all
     from ..analysis.pipeline import check_model
     robot, bags, xacro_args = robot_and_bags('contact', args.inputs)
     gains = list(args.gain or GAINS)
@@ -127,18 +127,15 @@ def contact_yaml(setup, fig, bags, margin):
     model's), which the file names in a comment and does not set: loaded after the robot's own
     parameters, it must not reorder them.
     """
-    from ..identification.writeback import yaml_number
+    from ..analysis.parameters_file import parameters_text
     joints = [setup.model.joint_names[i] for i in setup.rows]
-    return '\n'.join([
-        "# contact thresholds from %s (python -m rbd_dynamics contact): %g times each joint's "
+    return parameters_text({'contact': {
+        'observer': True, 'gain': float(fig.gain),
+        'threshold': [float('%.6g' % v) for v in fig.threshold[setup.rows]]}}, [
+        "contact thresholds from %s (python -m rbd_dynamics contact): %g times each joint's "
         'typical' % (', '.join(os.path.basename(b.rstrip('/')) for b in bags), margin),
-        "# peak of the residual in those free motions; load it beside the robot's parameters.",
-        '# contact.threshold is in the order of joints: [%s]' % ', '.join(joints),
-        '/**:', '  ros__parameters:',
-        '    contact:', '      observer: true', '      gain: %s' % yaml_number(fig.gain),
-        '      threshold: [%s]' % ', '.join(yaml_number(float('%.6g' % v))
-                                            for v in fig.threshold[setup.rows]),
-        ''])
+        "peak of the residual in those free motions; load it beside the robot's parameters.",
+        'contact.threshold is in the order of joints: [%s]' % ', '.join(joints)])
 
 
 def summary(model, figures, chosen, recordings):

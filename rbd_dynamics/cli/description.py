@@ -15,7 +15,7 @@ import argparse
 import os
 import sys
 
-from ..analysis import AnalysisError, exit_code
+from ..analysis import AnalysisError, exit_code, write_file
 from ..analysis.robot import load_description
 
 
@@ -51,14 +51,9 @@ def run(args):
     if args.out is None:
         sys.stdout.write(content)
         return 0
-    partial = args.out + '.partial'
     try:
-        with open(partial, 'w') as stream:
-            stream.write(content)
-        os.replace(partial, args.out)
+        write_file(args.out, content)
     except OSError as err:
-        if os.path.exists(partial):
-            os.remove(partial)
         raise AnalysisError('cannot write %s: %s' % (args.out, err.strerror or err)) from None
     print('wrote %s' % args.out, file=sys.stderr)
     return 0

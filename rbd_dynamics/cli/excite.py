@@ -182,14 +182,10 @@ def _run(args):
             [n for n, c in zip(model.joint_names, covered(result)) if c < 0.5],
             result.condition)
     path = os.path.join(args.out, FILE_NAME)
-    partial = path + '.partial'
     try:
         os.makedirs(args.out, exist_ok=True)
-        excite.write_yaml(partial, result, all_joints, held)
-        os.replace(partial, path)
+        excite.write_yaml(path, result, all_joints, held)
     except OSError as err:
-        if os.path.exists(partial):
-            os.remove(partial)
         raise AnalysisError('cannot write to %s: %s' % (args.out, err.strerror or err)) from None
     print(summary(result, model))
     if held:

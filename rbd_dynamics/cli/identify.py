@@ -18,10 +18,10 @@ import time
 import numpy as np
 
 from .common import add_plot_options, add_recording_options, holds, recordings_parser
-from ..analysis import AnalysisError, exit_code, require
+from ..analysis import AnalysisError, exit_code, require, write_all
 from ..analysis.robot import load_description
 from ..identification.pipeline import identify, Settings, WINDOW_TIE, WINDOWS
-from ..identification.report import summary, write_all
+from ..identification.report import summary
 from ..identification.scales import WEAK
 from ..identification.stack import DEFAULT_MIN_SPEED
 from ..identification.units import read_effort_scale

@@ -19,13 +19,13 @@ import numpy as np
 
 from .common import add_recording_options, holds, recordings_parser, robot_and_bags
 from ..analysis import AnalysisError, exit_code, require
+from ..analysis.parameters_file import parameters_text
 from ..analysis.robot import load_description
 from ..identification import hold
 from ..identification.payload import estimate, joint_columns, NotDeterminedError, \
     sensor_columns
 from ..identification.recordings import held_model, read_states, recording
 from ..identification.units import read_drive
-from ..identification.writeback import yaml_number
 from ..parsers.urdf import joint_limits
 
 FILE_NAME = 'payload.yaml'
@@ -88,7 +88,7 @@ def run(args, out=None):
     """Run the command for parsed arguments; the exit code."""
     out = sys.stdout if out is None else out
     require('payload', 'scipy', 'cvxpy')
-    from ..identification.report import write_all
+    from ..analysis import write_all
     robot, bags, xacro_args = robot_and_bags('payload', args.inputs)
     text, model = load_description(robot, xacro_args, args.root_link)
     from ..analysis.pipeline import check_model
@@ -257,16 +257,14 @@ def _wrench_rows(path, args, model):
 def payload_yaml(result, bags):
     """Return ``payload.yaml``: the node's ``payload.*`` parameters under ``/**``."""
     inertia = result.inertia[(0, 0, 0, 1, 1, 2), (0, 1, 2, 1, 2, 2)]
-    lines = ['# The payload of %s estimated by python -m rbd_dynamics payload from %s%s.'
-             % (result.link, ', '.join(os.path.basename(b.rstrip('/')) for b in bags),
-                ' (a point mass: the motion did not determine its inertia)'
-                if result.point_mass else ''),
-             '/**:', '  ros__parameters:', '    payload:',
-             '      link: %s' % json.dumps(result.link),
-             '      mass: %s' % yaml_number(result.mass),
-             '      com: [%s]' % ', '.join(yaml_number(v) for v in result.com),
-             '      inertia: [%s]' % ', '.join(yaml_number(v) for v in inertia)]
-    return '\n'.join(lines) + '\n'
+    note = ('The payload of %s estimated by python -m rbd_dynamics payload from %s%s.'
+            % (result.link, ', '.join(os.path.basename(b.rstrip('/')) for b in bags),
+               ' (a point mass: the motion did not determine its inertia)'
+               if result.point_mass else ''))
+    return parameters_text({'payload': {
+        'link': str(result.link), 'mass': float(result.mass),
+        'com': [float(v) for v in result.com], 'inertia': [float(v) for v in inertia]}},
+        [note])
 
 
 def message_yaml(result):

@@ -20,6 +20,7 @@ from .limits import coverage_need, DEFAULT_MARGIN, excitation_limits, joint_rang
 from .objective import condition_number, excited_columns, Problem, sample_motion, \
     SHORTFALL_PRICE, violations
 from ..analysis import AnalysisError
+from ..analysis.planned import write_trajectory
 from ..drive import COULOMB_VELOCITY, drive_torques
 from ..dynamics import rnea
 from ..identification.columns import Layout
@@ -310,15 +311,18 @@ def _design(model, urdf_text, duration, start, harmonics, period, margin, accele
 
 def write_yaml(path, excitation, joint_names=None, held=None):
     """
-    Write the excitation as a ``JointTrajectory`` YAML (the form ``trajectory`` reads).
+    Write the excitation as a trajectory file, whole (:func:`write_trajectory`).
 
     ``joint_names`` orders the columns (default: the excitation's joints); ``held``
     (``{joint: position}``) are joints of it the excitation leaves where they are: constant,
     at rest.
-    """
-    def row(values):
-        return '[%s]' % ', '.join('%.12g' % v for v in values)
 
+    Raises
+    ------
+    OSError
+        the file cannot be written (the old one, if any, is left as it was).
+
+    """
     names = list(joint_names or excitation.joint_names)
     held = held or {}
     n = len(excitation.time)
@@ -329,20 +333,8 @@ def write_yaml(path, excitation, joint_names=None, held=None):
                                 else np.full(n, held[name] if rest is None else rest)
                                 for name in names])
 
-    q, qd, qdd = (table(excitation.q, None), table(excitation.qd, 0.0),
-                  table(excitation.qdd, 0.0))
-    lines = ['header:', '  stamp: {sec: 0, nanosec: 0}', "  frame_id: ''",
-             'joint_names: [%s]' % ', '.join(names), 'points:']
-    for k, t in enumerate(excitation.time):
-        ns = int(round(t * 1e9))
-        lines += ['- positions: %s' % row(q[k]),
-                  '  velocities: %s' % row(qd[k]),
-                  '  accelerations: %s' % row(qdd[k]),
-                  '  effort: []',
-                  '  time_from_start: {sec: %d, nanosec: %d}' % divmod(ns, 1000000000)]
-    lines.append('---')
-    with open(path, 'w') as stream:
-        stream.write('\n'.join(lines) + '\n')
+    write_trajectory(path, names, excitation.time, table(excitation.q, None),
+                     table(excitation.qd, 0.0), table(excitation.qdd, 0.0))
 
 
 class ProgressLine:

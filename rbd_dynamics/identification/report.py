@@ -1,12 +1,9 @@
 """
 What ``identify`` reports: predictions on the validation data, errors, summary, CSV and plot.
 
-The output files are written all at once or not at all (:func:`write_all`).
+The output files are written all at once or not at all
+(:func:`rbd_dynamics.analysis.write_all`).
 """
-
-import os
-import shutil
-import tempfile
 
 import numpy as np
 
@@ -200,52 +197,6 @@ def summary(model, result, stack, rows, held_out, bags, timing, min_speed=0.0,
             lines.append("consistency binds on nothing beyond the solver's tolerance")
     lines.append('time: %s' % ', '.join('%s %.1f s' % (k, v) for k, v in timing.items()))
     return '\n'.join(lines) + '\n'
-
-
-def write_all(directory, files):
-    """
-    Write every file into ``directory``: all of them, or on any error none.
-
-    ``files`` is ``{name: text or writer(path) -> bool}`` (a writer returning false writes
-    nothing). They are written to a temporary directory inside ``directory`` (so on its file
-    system, created if need be) and moved in at the end; on an error the files moved so far,
-    the temporary directory and a ``directory`` this call created are removed again.
-    """
-    created = not os.path.isdir(directory)
-    try:
-        os.makedirs(directory, exist_ok=True)
-        tmp = tempfile.mkdtemp(prefix='.identify-', dir=directory)
-    except OSError as err:
-        raise AnalysisError('cannot write to %s: %s' % (directory, err.strerror or err)) \
-            from None
-    written, moved = [], []
-    try:
-        for name, content in files.items():
-            path = os.path.join(tmp, name)
-            if callable(content):
-                if not content(path):
-                    continue
-            else:
-                with open(path, 'w') as stream:
-                    stream.write(content)
-            written.append(name)
-        for name in written:
-            os.replace(os.path.join(tmp, name), os.path.join(directory, name))
-            moved.append(name)
-    except OSError as err:
-        for name in moved:
-            try:
-                os.remove(os.path.join(directory, name))
-            except OSError:
-                pass
-        moved = []
-        raise AnalysisError('cannot write to %s: %s' % (directory, err.strerror or err)) \
-            from None
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if created and not moved:
-            shutil.rmtree(directory, ignore_errors=True)
-    return [os.path.join(directory, name) for name in written]
 
 
 def validation_times(rows):

@@ -4,49 +4,17 @@ Efforts in the driver's units: ``drive.effort_scale`` read from a node parameter
 A driver that reports motor current (or a vendor unit) needs a scale per joint, the joint
 torque per unit of its effort (the torque constant times the gear ratio, its sign included).
 The node takes it as ``drive.effort_scale`` in ``joints`` order; the tools read it from the same
-kind of file: a node parameters file (``NODE: ros__parameters: ...``, any node key, ``/**``
-included) or a plain mapping, with ``drive: effort_scale:`` (or the flat key
+kind of file (:func:`~rbd_dynamics.analysis.parameters_file.read_parameters`): a node
+parameters file (``NODE: ros__parameters: ...``, any node key, ``/**`` included) or a plain
+mapping, with ``drive: effort_scale:`` (or the flat key
 ``drive.effort_scale``) and ``joints`` (absent: the description's independent joints, as the
 node's default).
 """
 
 import math
 
-from ..analysis import AnalysisError, read_yaml
-
-
-def _parameters(data):
-    """Return the parameters of a parameters file's content (its first ``ros__parameters``)."""
-    if isinstance(data, dict):
-        for value in data.values():
-            if isinstance(value, dict) and isinstance(value.get('ros__parameters'), dict):
-                return value['ros__parameters']
-    return data
-
-
-def flat_parameters(path, what='the parameters file'):
-    """
-    Return a node parameters file's parameters, flat by their node names (``drive.viscous``).
-
-    Raises
-    ------
-    AnalysisError
-        an unreadable file, or not a parameters file.
-
-    """
-    data = _parameters(read_yaml(path, what))
-    if not isinstance(data, dict):
-        raise AnalysisError('%s %s: expected a node parameters file' % (what, path))
-    flat = {}
-
-    def walk(tree, prefix):
-        for key, value in tree.items():
-            if isinstance(value, dict):
-                walk(value, prefix + str(key) + '.')
-            else:
-                flat[prefix + str(key)] = value
-    walk(data, '')
-    return flat
+from ..analysis import AnalysisError
+from ..analysis.parameters_file import read_parameters
 
 
 def _get(params, dotted):
@@ -81,7 +49,7 @@ def read_effort_scale(path, joint_names, what='the effort scale file'):
 
     """
     where = '%s %s' % (what, path)
-    params = _parameters(read_yaml(path, what))
+    params = read_parameters(path, what)
     if not isinstance(params, dict):
         raise AnalysisError('%s: expected a node parameters file with drive.effort_scale'
                             % where)
@@ -121,7 +89,7 @@ def scaled_joints(path, joint_names, what='the parameters file'):
     ``None`` where the file gives no scale (every effort in N m or N); else its ``joints`` (the
     description's where it names none).
     """
-    params = _parameters(read_yaml(path, what))
+    params = read_parameters(path, what)
     if not isinstance(params, dict) or not _get(params, 'drive.effort_scale'):
         return None
     return list(_get(params, 'joints') or joint_names)
@@ -153,7 +121,7 @@ def read_drive(path, model, what='the parameters file'):
     if path is None:
         return out
     where = '%s %s' % (what, path)
-    params = _parameters(read_yaml(path, what))
+    params = read_parameters(path, what)
     if not isinstance(params, dict):
         raise AnalysisError('%s: expected a node parameters file' % where)
     joints = _get(params, 'joints') or list(model.joint_names)

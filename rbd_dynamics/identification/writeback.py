@@ -14,22 +14,23 @@ the own link's part to be physically consistent, so every written ``<inertial>``
 Everything else in the document — joints, limits, names, visuals, collisions, comments,
 other elements — is kept as it is; the ``<inertial>`` of an own link is replaced by one with
 the centre of mass in ``<origin xyz>``, ``rpy="0 0 0"`` and the inertia about the centre of
-mass in the link's axes.
+mass in the link's axes. :func:`identified_urdf` is the package's one edit of that kind.
+
+The drive and description files are node parameters files: their parameters are chosen here,
+the file is :mod:`rbd_dynamics.analysis.parameters_file`'s.
 """
 
-import json
 import xml.etree.ElementTree as ET
 
 import numpy as np
 
 from ..analysis import AnalysisError
+from ..analysis.parameters_file import Block, parameters_text
 from ..spatial import link_inertial
 
 URDF_NAME = 'identified.urdf'
 DRIVE_NAME = 'drive.yaml'
 DESCRIPTION_NAME = 'description.yaml'
-#: The parameters file's node key: any node name (the node may be started under another).
-NODE_KEY = '/**'
 
 
 def _number(value):
@@ -102,37 +103,15 @@ def _indent(element, indent):
     element[-1].tail = indent
 
 
-def yaml_number(value):
-    """
-    Return a float as YAML reads it back as that float, exactly (``repr`` digits).
-
-    ``repr`` writes ``1e-05``, which YAML 1.1 (PyYAML) reads as a string: the mantissa gets its
-    dot, ``1.0e-05``.
-    """
-    text = repr(float(value))
-    mantissa, e, exponent = text.partition('e')
-    if e and '.' not in mantissa:
-        text = '%s.0e%s' % (mantissa, exponent)
-    return text
-
-
-def description_lines(text):
-    """
-    Return ``robot_description: ...`` as lines of a parameters file (under ``ros__parameters``).
-
-    A literal block, its indentation given (``|2``: two more than the key), so that the text
-    reaches the node exactly, a first line that starts with spaces included.
-    """
-    body = ['      ' + line if line else '' for line in text.rstrip('\n').split('\n')]
-    return ['    robot_description: |2'] + body
+def _floats(values):
+    return [float(v) for v in values]
 
 
 def description_yaml(text, notes=(), root_link=None):
     """Return a node parameters file that gives the node the description ``text``."""
-    head = ['# %s' % note for note in notes] + ['%s:' % NODE_KEY, '  ros__parameters:']
-    if root_link:
-        head.append('    root_link: %s' % json.dumps(root_link))
-    return '\n'.join(head + description_lines(text)) + '\n'
+    params = {'root_link': root_link} if root_link else {}
+    params['robot_description'] = Block(text)
+    return parameters_text(params, notes)
 
 
 def drive_yaml(joint_names, viscous, coulomb, armature, coulomb_velocity, notes=(),
@@ -147,26 +126,19 @@ def drive_yaml(joint_names, viscous, coulomb, armature, coulomb_velocity, notes=
     ``effort_scale`` (one per joint), the file carries ``drive.effort_scale`` too, and with
     ``effort_offset`` (one per joint) ``drive.effort_offset``.
     """
-    def values(array):
-        return '[%s]' % ', '.join(yaml_number(v) for v in array)
-
-    lines = ['# %s' % note for note in notes]
-    lines += ['# Set drive.compensate: true to add the drive torques to ~/feedforward.',
-              '# The contact observer takes them off the measured efforts (contact.drive: auto, '
-              'on with these),',
-              '# as the efforts it was identified from contained them.',
-              '%s:' % NODE_KEY, '  ros__parameters:']
-    if description is not None:
-        lines += description_lines(description)
-    lines += ['    joints: [%s]' % ', '.join(json.dumps(name) for name in joint_names),
-              '    drive:',
-              '      viscous: %s' % values(viscous),
-              '      coulomb: %s' % values(coulomb),
-              '      coulomb_velocity: %s' % values(np.broadcast_to(
-                  np.asarray(coulomb_velocity, dtype=float), (len(joint_names),))),
-              '      armature: %s' % values(armature)]
+    notes = list(notes) + [
+        'Set drive.compensate: true to add the drive torques to ~/feedforward.',
+        'The contact observer takes them off the measured efforts (contact.drive: auto, on '
+        'with these),',
+        'as the efforts it was identified from contained them.']
+    params = {} if description is None else {'robot_description': Block(description)}
+    drive = {'viscous': _floats(viscous), 'coulomb': _floats(coulomb),
+             'coulomb_velocity': _floats(np.broadcast_to(
+                 np.asarray(coulomb_velocity, dtype=float), (len(joint_names),))),
+             'armature': _floats(armature)}
     if effort_scale is not None:
-        lines.append('      effort_scale: %s' % values(effort_scale))
+        drive['effort_scale'] = _floats(effort_scale)
     if effort_offset is not None:
-        lines.append('      effort_offset: %s' % values(effort_offset))
-    return '\n'.join(lines) + '\n'
+        drive['effort_offset'] = _floats(effort_offset)
+    params.update(joints=[str(name) for name in joint_names], drive=drive)
+    return parameters_text(params, notes)

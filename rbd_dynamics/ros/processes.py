@@ -1,13 +1,13 @@
 """
 Start the package's executables as their own processes, the way a launch file does.
 
-A parameters file is written, the console script found (or ``python -m module`` where the
-scripts are not installed), and the process started with ``--ros-args --params-file``; it is
-stopped with SIGINT, as ``ros2 launch`` stops it on Ctrl-C. The demo, the tests and the node
-benchmark all start processes through :class:`RosProcess`. Nothing here imports rclpy.
+A parameters file is written (:mod:`rbd_dynamics.analysis.parameters_file`), the console
+script found (or ``python -m module`` where the scripts are not installed), and the process
+started with ``--ros-args --params-file``; it is stopped with SIGINT, as ``ros2 launch`` stops
+it on Ctrl-C. The demo, the tests and the node benchmark all start processes through
+:class:`RosProcess`. Nothing here imports rclpy.
 """
 
-import json
 import os
 import shutil
 import signal
@@ -15,18 +15,7 @@ import subprocess
 import sys
 import tempfile
 
-
-def write_params(path, params, node='/**'):
-    """
-    Write a ROS 2 parameters file for ``node`` (``/**``: every node).
-
-    JSON scalars and lists are valid YAML flow values, so ``params`` (name -> value) is
-    written with :func:`json.dumps`.
-    """
-    with open(path, 'w') as stream:
-        stream.write('%s:\n  ros__parameters:%s\n' % (node, '' if params else ' {}'))
-        for name, value in params.items():
-            stream.write('    %s: %s\n' % (name, json.dumps(value)))
+from ..analysis.parameters_file import write_parameters
 
 
 def command(script, module):
@@ -78,7 +67,7 @@ class RosProcess:
                  stdout=None, env=None):
         self.dir = tempfile.mkdtemp(prefix='rbd_process_')
         self.params_file = os.path.join(self.dir, 'params.yaml')
-        write_params(self.params_file, params or {})
+        write_parameters(self.params_file, params or {})
         args = list(cmd) + ['--ros-args']
         if namespace:
             args += ['-r', '__ns:=' + namespace]

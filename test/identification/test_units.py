@@ -234,7 +234,8 @@ def test_bad_loads_exit_1(estimate_bags, tmp_path, capsys, args, message):
 def test_written_numbers_read_back_as_numbers(value, tmp_path):
     """A tiny offset written as 1e-05 read back as a string, and the file was refused."""
     from rbd_dynamics.identification.units import read_drive
-    from rbd_dynamics.identification.writeback import drive_yaml, yaml_number
+    from rbd_dynamics.analysis.parameters_file import yaml_number
+    from rbd_dynamics.identification.writeback import drive_yaml
     assert yaml.safe_load('x: %s' % yaml_number(value))['x'] == value
     with open(demo_urdf_path()) as stream:
         model = rbd.Model.from_urdf(stream.read(), compiled=False)

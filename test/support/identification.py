@@ -145,13 +145,5 @@ def write_joint_states(path, names, t, q, qd=None, effort=None, storage='mcap'):
 
 def read_parameters_file(path):
     """Return the parameters of a node parameters file (``/**``), nested names joined by dots."""
-    import yaml
-    with open(path) as stream:
-        document = yaml.safe_load(stream)['/**']['ros__parameters']
-
-    def flat(prefix, value):
-        if isinstance(value, dict):
-            return {k: v for key, item in value.items()
-                    for k, v in flat('%s%s.' % (prefix, key), item).items()}
-        return {prefix[:-1]: value}
-    return flat('', document)
+    from rbd_dynamics.analysis.parameters_file import flat_parameters
+    return flat_parameters(path)
