@@ -20,106 +20,18 @@ computing torques always sees a consistent set while another thread reconfigures
 """
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 
-from .base import base_motions, BaseInput
+from .base import BaseInput
+from .floating_law import floating_output, rest_state
 from .observer import Observer
 from .sensors import Bias
 from .setup import first_over_limit
 from .task import quaternion_matrix
+from .values import DesiredPose, ObserverStep, Output, Stamped, TaskHold
 from ..dynamics import gravity_torques, payload_wrench, rnea
-from ..floating import base_state, floating_torques
 from ..frames import link_pose
-
-
-class Output:
-    """
-    Torques of one state, in output order.
-
-    Attributes
-    ----------
-    feedforward, gravity
-        ``(len(joints),)`` rigid-body (+ drive) torques, never clamped.
-    command
-        ``(len(joints),)`` what ``~/effort_commands`` carries (clamped and rate
-        limited when configured).
-    saturated
-        names of the joints whose command exceeded its limit (before clamping).
-    external
-        ``(len(joints),)`` the observer's residual (external joint torques), or ``None``
-        when the observer did not run on this state (or has not yet: ``pending``).
-    step
-        the observer's :class:`~.observer.Step` (model order), or ``None``.
-    task_error
-        ``(6,)`` the task-space law's pose error (position [m], rotation vector [rad], root
-        axes), or ``None`` when the command is not the task-space law.
-    pending
-        the observer's step :meth:`Controller.compute` left for
-        :meth:`Controller.observe_pending` (``observe_later``), or ``None``. It holds the
-        caller's state arrays: run it before they change.
-    floating
-        a floating base's :class:`~rbd_dynamics.floating.FloatingResult` of the feedforward
-        (base wrench, contact wrenches, unbalanced wrench), or ``None``.
-
-    """
-
-    __slots__ = ('feedforward', 'gravity', 'command', 'saturated', 'external', 'step',
-                 'task_error', 'pending', 'floating')
-
-    def __init__(self, feedforward, gravity, command, saturated, external=None, step=None,
-                 task_error=None, pending=None, floating=None):
-        self.feedforward = feedforward
-        self.gravity = gravity
-        self.command = command
-        self.saturated = saturated
-        self.external = external
-        self.step = step
-        self.task_error = task_error
-        self.pending = pending  # the observer's step left for after the torques (compute)
-        self.floating = floating
-
-
-class Stamped(NamedTuple):
-    """An input kept with the model it is in the order of and when it arrived."""
-
-    model: object
-    arrival_ns: int
-    value: object
-
-
-class DesiredPose(NamedTuple):
-    """The task-space law's desired pose in the root frame."""
-
-    position: np.ndarray  # (3,)
-    quaternion: np.ndarray  # (4,), [x, y, z, w]
-    rotation: np.ndarray  # (3, 3), the quaternion's matrix
-
-
-class TaskHold(NamedTuple):
-    """What the task-space law holds, taken when it starts (:meth:`Controller.task_command`)."""
-
-    model: object
-    link: str
-    position: np.ndarray  # (3,), the link's origin then
-    rotation: np.ndarray  # (3, 3), its axes then
-    posture: np.ndarray  # (nq,), the joints' positions then
-    start_ns: int
-
-
-class ObserverStep(NamedTuple):
-    """The arguments of :meth:`Controller.observe` for one state, kept to run it later."""
-
-    setup: object
-    q: np.ndarray
-    qd: np.ndarray
-    effort: np.ndarray
-    stamp_ns: int
-    f_ext: object
-    g: object
-    carried: tuple
-    bias: object
 
 
 class Controller:
@@ -303,7 +215,7 @@ class Controller:
 
         """
         if setup.floating:
-            return self.compute_floating(setup, q, qd, now_ns)
+            return floating_output(self, setup, q, qd, now_ns)
         model = setup.model
         desired = self.fresh_desired(setup, now_ns)
         qdd = self.commanded_acceleration(setup, q, qd, desired)
@@ -367,54 +279,6 @@ class Controller:
         return Output(tau_ff, tau_g, command, saturated,
                       None if step is None else setup.to_outputs(step.residual), step,
                       task_error, pending)
-
-    def compute_floating(self, setup, q, qd, now_ns):
-        """
-        Torques of a floating base (:mod:`rbd_dynamics.floating`) for the joints' state.
-
-        The base's motion comes from the fresh IMU (and odometry) reading; without one, or
-        where a torque would not be finite, nothing: ``None``, the reason in
-        :attr:`base_problem`. The feedforward is the floating-base RNEA at the commanded
-        acceleration, the contacts carrying what the sensors leave of the base wrench; the
-        gravity compensation the same with the base at rest in the IMU's orientation and the
-        joints at rest.
-        """
-        model = setup.model
-        imu, odometry = self.base.fresh(now_ns, setup.imu_timeout_ns)
-        if imu is None:
-            self.base_problem = ('no IMU reading yet' if self.base.imu is None else
-                                 'the IMU reading is stale (%.3g s old, base.imu.timeout %.3g s)'
-                                 % ((now_ns - self.base.imu.arrival_ns) * 1e-9,
-                                    setup.imu_timeout_ns * 1e-9))
-            return None
-        desired = self.fresh_desired(setup, now_ns)
-        qdd = self.commanded_acceleration(setup, q, qd, desired)
-        zero = setup.zero
-        if imu.link not in model.link_body:
-            self.base_problem = 'the IMU frame %r is not a link of the model' % imu.link
-            return None
-        motion, rest = base_motions(model, q, qd, qdd, imu, odometry, setup.differentiate)
-        f_ff = f_g = None
-        if self.sensors:
-            full = base_state(model, q, qd, qdd, motion)
-            at_rest = base_state(model, q, zero, zero, rest)
-            f_ff, f_g, _, _ = self.wrenches(setup, *full, now_ns, rest=at_rest[1:])
-        result, tau_g = floating_torques(model, q, qd, qdd, motion, rest, f_ff, f_g,
-                                         setup.contacts, setup.contact_type,
-                                         setup.contact_weights)
-        tau_ff = result.torques
-        if setup.drive_on:
-            tau_ff = tau_ff + self.drive(setup, qd, qdd, desired)
-        tau_ff = setup.to_outputs(tau_ff)
-        tau_g = setup.to_outputs(tau_g)
-        if not (np.isfinite(tau_ff).all() and np.isfinite(tau_g).all()
-                and np.isfinite(result.unbalanced).all()):
-            self.base_problem = 'a torque would not be finite'
-            return None
-        self.base_problem = ''
-        command, saturated = self.limit(setup, tau_ff if setup.feedforward_out else tau_g,
-                                        now_ns)
-        return Output(tau_ff, tau_g, command, saturated, floating=result)
 
     def _observe_now(self, pending):
         if pending is not None:
@@ -603,21 +467,11 @@ class Controller:
                 raise ValueError('no complete joint state yet: the expected reading of the '
                                  'bodies beyond %s needs the joint positions' % link)
             # a sensor reads contact - payload_wrench; at rest without contact: -payload
-            state = (q,) if not setup.floating else self._rest_state(setup, q, now_ns)
+            state = (q,) if not setup.floating else rest_state(self, setup, q, now_ns)
             expected = -payload_wrench(setup.model, link, *state)
         bias = Bias(link, wrench - expected)
         sensor.bias = bias
         return bias
-
-    def _rest_state(self, setup, q, now_ns):
-        """Return the whole floating model's state at rest in the IMU's orientation."""
-        imu, odometry = self.base.fresh(now_ns, setup.imu_timeout_ns)
-        if imu is None:
-            raise ValueError("no fresh IMU reading: the expected reading of a floating base's "
-                             'bodies needs the direction of gravity')
-        zero = setup.zero
-        _, rest = base_motions(setup.model, q, zero, zero, imu, odometry, False)
-        return base_state(setup.model, q, zero, zero, rest)
 
 
 def wrap_angle(values):
