@@ -172,8 +172,11 @@ class BaseInput:
         Raises
         ------
         ValueError
-            the frame is not a link of ``model``, the quaternion is not unit, a value is not
-            finite, or the stamp is not after the last reading's; the last good reading stays.
+            the frame is not a link of ``model``, the quaternion is not unit, or a value is not
+            finite; the last good reading stays.
+
+        A reading stamped zero is differentiated by its arrival; one stamped not after the last
+        reading keeps the last angular acceleration (it cannot be differentiated).
 
         """
         link = frame or frame_id
@@ -184,20 +187,19 @@ class BaseInput:
         quaternion = unit_quaternion(orientation, 'IMU')
         omega = finite_vector(angular_velocity, 'IMU: the angular velocity')
         proper = finite_vector(linear_acceleration, 'IMU: the linear acceleration')
-        alpha = self._imu_rate.add(stamp_ns, omega)
-        if alpha is None:
-            raise ValueError("IMU: header stamp %.9f is not after the last reading's"
-                             % (stamp_ns * 1e-9))
+        alpha = self._imu_rate.add(stamp_ns or arrival_ns, omega)
+        if alpha is None:  # a stamp not after the last one's: the last derivative stays
+            alpha = self.imu.angular_acceleration if self.imu is not None else np.zeros(3)
         self.imu = ImuReading(arrival_ns, stamp_ns, link, quaternion, omega, alpha, proper)
 
     def receive_odometry(self, arrival_ns, stamp_ns, orientation, angular_velocity):
         """Check and keep an odometry reading of the base link; ``ValueError`` if bad."""
         quaternion = unit_quaternion(orientation, 'odometry')
         omega = finite_vector(angular_velocity, 'odometry: the angular velocity')
-        alpha = self._odometry_rate.add(stamp_ns, omega)
-        if alpha is None:
-            raise ValueError("odometry: header stamp %.9f is not after the last reading's"
-                             % (stamp_ns * 1e-9))
+        alpha = self._odometry_rate.add(stamp_ns or arrival_ns, omega)
+        if alpha is None:  # a stamp not after the last one's: the last derivative stays
+            alpha = (self.odometry.angular_acceleration if self.odometry is not None
+                     else np.zeros(3))
         self.odometry = OdometryReading(arrival_ns, stamp_ns, quaternion, omega, alpha)
 
     def fresh(self, now_ns, timeout_ns):

@@ -127,8 +127,17 @@ def test_the_angular_acceleration_follows_the_angular_velocity():
         if k >= DIFFERENTIATE_WINDOW / 0.002:
             expected = np.array([2 * np.cos(2 * t), 2 * t, 3.0])
             np.testing.assert_allclose(base.imu.angular_acceleration, expected, rtol=2e-3)
-    with pytest.raises(ValueError, match='not after'):
-        base.receive_imu(Links, '', 0, int(t * NS), 'imu', [0, 0, 0, 1], omega, [0, 0, 9.81])
+    # a repeated stamp keeps the last derivative; an unstamped reading counts by its arrival
+    last = base.imu.angular_acceleration
+    base.receive_imu(Links, '', 0, int(t * NS), 'imu', [0, 0, 0, 1], [9.0, 9.0, 9.0],
+                     [0, 0, 9.81])
+    np.testing.assert_array_equal(base.imu.angular_acceleration, last)
+    np.testing.assert_array_equal(base.imu.angular_velocity, [9.0, 9.0, 9.0])
+    unstamped = BaseInput()
+    for k in range(5):
+        unstamped.receive_imu(Links, '', NS + k * NS // 100, 0, 'imu', [0, 0, 0, 1],
+                              [0.5 * k, 0, 0], [0, 0, 9.81])
+    np.testing.assert_allclose(unstamped.imu.angular_acceleration, [50.0, 0, 0], rtol=1e-9)
 
 
 @pytest.mark.parametrize('settings, word', [
