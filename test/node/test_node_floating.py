@@ -31,7 +31,7 @@ pytestmark = pytest.mark.skipif(ROOT is None, reason='example-robot-data is not 
 G1 = 'g1_description/urdf/g1_29dof_rev_1_0.urdf'
 FEET = ['left_ankle_roll_link', 'right_ankle_roll_link']
 IMU_LINK = 'torso_link'
-TIMEOUT = 0.3  # s, base.imu.timeout
+TIMEOUT = 0.5  # s, base.imu.timeout
 TOL = 1e-9
 
 
@@ -88,7 +88,7 @@ def _values(msg):
 def _answer(peer, imu, names, q, qd, reading, timeout=10.0):
     """Send the IMU reading, then a joint state: its (feedforward, gravity) or None."""
     imu.send(IMU_LINK, *reading)
-    peer.spin(0.05)
+    peer.spin(0.01)
     answer = exchange(peer, names, q, qd, timeout=timeout)
     return None if answer is None else answer[:2]
 
@@ -207,9 +207,11 @@ def test_ankle_sensors_carry_the_feet(g1):
     names = list(model.joint_names[1:])
     sensors = {'left': FEET[0], 'right': FEET[1]}
     params = {'robot_description': text, 'base.type': 'floating', 'base.imu.topic': 'imu',
-              'base.angular_acceleration': 'zero', 'wrench_sensors': list(sensors)}
+              'base.imu.timeout': 1.0, 'base.angular_acceleration': 'zero',
+              'wrench_sensors': list(sensors)}
     for name in sensors:
         params['wrench.%s.topic' % name] = 'ft_%s' % name
+        params['wrench.%s.timeout' % name] = 1.0
     topics = ['ft_%s' % name for name in sensors]
     process = NodeProcess(params, namespace='/ankle_node')
     peer = Peer('/ankle_node', sensor_topics=topics)
