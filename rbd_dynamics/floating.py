@@ -143,10 +143,8 @@ def base_motion_from_imu(model, q, qd, qdd, link, orientation, angular_velocity,
 
     Parameters
     ----------
-    model
-        a model with a floating base (``model.base_joint``).
-    q, qd, qdd
-        ``(nq - 7,)``, ``(nv - 6,)``, ``(nv - 6,)`` the joints' coordinates, without the base's.
+    model, q, qd, qdd
+        as for :func:`floating_inverse_dynamics` (the joints' coordinates, without the base's).
     link
         the link the IMU is fixed to, its frame the IMU's.
     orientation
