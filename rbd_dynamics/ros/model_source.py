@@ -298,9 +298,10 @@ class ModelSource:
                         % (source, self.source, change or 'same joints and mass'))
         for note in list(model.warnings) + payload_notes:
             log.warning('robot description: %s (accepted)' % note)
-        log.info('model %r from %s: %d joints, %d links; output joints: %s'
-                 % (model.name, source, model.nv, len(model.link_names),
-                    ', '.join(setup.joints)))
+        log.info('model %r from %s: %d joints%s, %d links; output joints: %s'
+                 % (model.name, source, setup.nv,
+                    ' on a floating base (%s)' % model.base_link if setup.floating else '',
+                    len(model.link_names), ', '.join(setup.joints)))
 
     # Payloads -----------------------------------------------------------------------------------
 

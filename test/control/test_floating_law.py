@@ -27,6 +27,7 @@ ROOT = robots_directory()
 pytestmark = pytest.mark.skipif(ROOT is None, reason='example-robot-data is not installed')
 NS = 1_000_000_000
 FEET = ('left_ankle_roll_link', 'right_ankle_roll_link')
+IMU_LINK = 'torso_link'
 
 
 @pytest.fixture(scope='module')
@@ -155,3 +156,32 @@ def test_what_a_floating_setup_refuses(g1, settings, word):
 def test_contacts_are_unused_on_a_fixed_base(model):
     setup = Setup(model, Config(contacts_links=[model.link_names[-1]]))
     assert not setup.floating and setup.contacts == ()
+
+
+def test_odometry_gives_the_bases_rotation_and_the_imu_its_acceleration(g1):
+    """With fresh odometry its orientation and angular velocity are the base's."""
+    setup = Setup(g1, Config(contacts_links=list(FEET), angular_acceleration='zero'))
+    controller = Controller()
+    rng = np.random.default_rng(3)
+    q, qd = rng.uniform(-0.5, 0.5, (2, setup.nv))
+    zero = np.zeros(setup.nv)
+    imu = (_quaternion([0.0, 1.0, 0.2], 0.2), np.array([0.3, 0.1, -0.2]),
+           np.array([0.2, -0.1, 9.7]))
+    odometry = (_quaternion([1.0, 0.0, 0.3], -0.1), np.array([-0.05, 0.2, 0.1]))
+    controller.base.receive_imu(g1, '', NS, NS, IMU_LINK, *imu)
+    controller.base.receive_odometry(NS, NS, *odometry)
+    out = controller.compute(setup, q, qd, NS + 1000)
+    motion = base_motion_from_imu(g1, q, qd, zero, IMU_LINK, imu[0], imu[1], np.zeros(3),
+                                  imu[2], base_rotation=(odometry[0], odometry[1], np.zeros(3)))
+    np.testing.assert_allclose(motion.orientation, odometry[0], atol=1e-15)
+    np.testing.assert_allclose(motion.angular_velocity, odometry[1], atol=1e-15)
+    expected = floating_inverse_dynamics(g1, q, qd, zero, motion, contacts=FEET)
+    np.testing.assert_allclose(out.feedforward, expected.torques, rtol=0, atol=1e-9)
+    rest = floating_inverse_dynamics(g1, q, zero, zero, base_at_rest(odometry[0]),
+                                     contacts=FEET)
+    np.testing.assert_allclose(out.gravity, rest.torques, rtol=0, atol=1e-9)
+    # without odometry the IMU's own rotation: other torques
+    alone = Controller()
+    alone.base.receive_imu(g1, '', NS, NS, IMU_LINK, *imu)
+    assert np.abs(alone.compute(setup, q, qd, NS + 1000).feedforward - out.feedforward).max() \
+        > 1e-3
