@@ -61,24 +61,36 @@ class OdometryReading(NamedTuple):
     angular_acceleration: np.ndarray  # (3,)
 
 
+def _floats(values, count):
+    """Return ``count`` finite floats of ``values``, or ``None`` (in floats: one per message)."""
+    try:
+        numbers = tuple(float(v) for v in values)
+    except (TypeError, ValueError):
+        return None
+    if len(numbers) != count or not all(map(math.isfinite, numbers)):
+        return None
+    return numbers
+
+
 def unit_quaternion(values, what):
     """Return ``(4,)`` ``[x y z w]`` normalised; ``ValueError`` unless finite and of norm 1."""
-    quaternion = np.array(values, dtype=float).reshape(-1)
-    if quaternion.shape != (4,) or not np.isfinite(quaternion).all():
+    numbers = _floats(values, 4)
+    if numbers is None:
         raise ValueError('%s: the orientation is not 4 finite numbers' % what)
-    norm = math.sqrt(float(quaternion @ quaternion))
+    x, y, z, w = numbers
+    norm = math.sqrt(x * x + y * y + z * z + w * w)
     if abs(norm - 1.0) > QUATERNION_TOLERANCE:
         raise ValueError('%s: the orientation quaternion has norm %.6g, not 1 (within %g)'
                          % (what, norm, QUATERNION_TOLERANCE))
-    return quaternion / norm
+    return np.array((x / norm, y / norm, z / norm, w / norm))
 
 
 def finite_vector(values, what):
     """Return ``(3,)`` floats; ``ValueError`` unless 3 finite numbers."""
-    vector = np.array(values, dtype=float).reshape(-1)
-    if vector.shape != (3,) or not np.isfinite(vector).all():
+    numbers = _floats(values, 3)
+    if numbers is None:
         raise ValueError('%s are not 3 finite numbers' % what)
-    return vector
+    return np.array(numbers)
 
 
 class _Rate:

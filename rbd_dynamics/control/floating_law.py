@@ -10,10 +10,10 @@ import numpy as np
 
 from .base import base_motions
 from .values import Output
-from ..floating import base_state, floating_torques
+from ..floating import base_state, floating_inverse_dynamics, floating_torques
 
 
-def floating_output(controller, setup, q, qd, now_ns):
+def floating_output(controller, setup, q, qd, now_ns, gravity=True):
     """
     Torques of a floating base (:mod:`rbd_dynamics.floating`) for the joints' state.
 
@@ -22,7 +22,8 @@ def floating_output(controller, setup, q, qd, now_ns):
     ``controller.base_problem``. The feedforward is the floating-base RNEA at the commanded
     acceleration, the contacts carrying what the sensors leave of the base wrench; the
     gravity compensation the same with the base at rest in the IMU's orientation and the
-    joints at rest.
+    joints at rest; ``gravity`` False leaves it out where the command is not it (``None``:
+    nobody reads it).
     """
     model = setup.model
     imu, odometry = controller.base.fresh(now_ns, setup.imu_timeout_ns)
@@ -45,15 +46,19 @@ def floating_output(controller, setup, q, qd, now_ns):
         full = base_state(model, q, qd, qdd, motion)
         at_rest = base_state(model, q, zero, zero, rest)
         f_ff, f_g, _, _ = controller.wrenches(setup, *full, now_ns, rest=at_rest[1:])
-    result, tau_g = floating_torques(model, q, qd, qdd, motion, rest, f_ff, f_g,
-                                     setup.contacts, setup.contact_type,
-                                     setup.contact_weights)
+    contacts = setup.contacts, setup.contact_type, setup.contact_weights
+    if gravity or not setup.feedforward_out:
+        result, tau_g = floating_torques(model, q, qd, qdd, motion, rest, f_ff, f_g,
+                                         *contacts)
+        tau_g = setup.to_outputs(tau_g)
+    else:
+        result = floating_inverse_dynamics(model, q, qd, qdd, motion, f_ff, *contacts)
+        tau_g = None
     tau_ff = result.torques
     if setup.drive_on:
         tau_ff = tau_ff + controller.drive(setup, qd, qdd, desired)
     tau_ff = setup.to_outputs(tau_ff)
-    tau_g = setup.to_outputs(tau_g)
-    if not (np.isfinite(tau_ff).all() and np.isfinite(tau_g).all()
+    if not (np.isfinite(tau_ff).all() and (tau_g is None or np.isfinite(tau_g).all())
             and np.isfinite(result.unbalanced).all()):
         controller.base_problem = 'a torque would not be finite'
         return None

@@ -191,7 +191,7 @@ class Controller:
         return f_ff, f_g, f_obs, tuple(carried)
 
     def compute(self, setup, q, qd, now_ns, effort=None, stamp_ns=None, task_ready=True,
-                observe_later=False):
+                observe_later=False, gravity=True):
         """
         Torques for the measured state ``q``, ``qd`` (model order) at time ``now_ns``.
 
@@ -206,7 +206,8 @@ class Controller:
 
         ``observe_later``: where no torque depends on the observer (no reaction), leave its
         step for :meth:`observe_pending`, which the caller runs once the torques are out
-        (the step costs about as much as the torque law).
+        (the step costs about as much as the torque law). ``gravity`` False: a floating base's
+        gravity compensation may be left out (``None``) where the command is not it.
 
         Returns
         -------
@@ -215,7 +216,7 @@ class Controller:
 
         """
         if setup.floating:
-            return floating_output(self, setup, q, qd, now_ns)
+            return floating_output(self, setup, q, qd, now_ns, gravity)
         model = setup.model
         desired = self.fresh_desired(setup, now_ns)
         qdd = self.commanded_acceleration(setup, q, qd, desired)

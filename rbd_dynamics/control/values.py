@@ -17,7 +17,8 @@ class Output:
     Attributes
     ----------
     feedforward, gravity
-        ``(len(joints),)`` rigid-body (+ drive) torques, never clamped.
+        ``(len(joints),)`` rigid-body (+ drive) torques, never clamped (a floating base's
+        ``gravity`` ``None`` where it was not asked for).
     command
         ``(len(joints),)`` what ``~/effort_commands`` carries (clamped and rate
         limited when configured).

@@ -165,7 +165,9 @@ class Outputs:
                                        'the NumPy path answers until then')
         # the observer's step (where no torque depends on it) after the torques are out
         out = self._controller.compute(setup, q, qd, now, effort, stamp_ns, task_ready,
-                                       observe_later=True)
+                                       observe_later=True,
+                                       gravity=not setup.floating
+                                       or self._pub_g.get_subscription_count() > 0)
         if out is None and setup.floating:
             # no IMU, or a stale one: nothing that could be wrong for a robot that may be
             # falling, not even zeros
@@ -214,7 +216,7 @@ class Outputs:
         # large part of a publish, and DDS would discard it anyway.
         for pub, msg, tau in ((self._pub_ff, self._msg_ff, out.feedforward),
                               (self._pub_g, self._msg_g, out.gravity)):
-            if pub.get_subscription_count():
+            if tau is not None and pub.get_subscription_count():
                 msg.header.stamp = stamp
                 msg.effort = to_float_array(tau)
                 pub.publish(msg)

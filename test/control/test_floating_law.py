@@ -185,3 +185,20 @@ def test_odometry_gives_the_bases_rotation_and_the_imu_its_acceleration(g1):
     alone.base.receive_imu(g1, '', NS, NS, IMU_LINK, *imu)
     assert np.abs(alone.compute(setup, q, qd, NS + 1000).feedforward - out.feedforward).max() \
         > 1e-3
+
+
+def test_the_gravity_compensation_left_out_where_nobody_reads_it(g1):
+    setup = Setup(g1, Config(contacts_links=list(FEET)))
+    controller = Controller()
+    q = qd = np.full(setup.nv, 0.1)
+    controller.base.receive_imu(g1, '', NS, NS, IMU_LINK, [0, 0, 0, 1], [0, 0, 0], [0, 0, 9.81])
+    both = controller.compute(setup, q, qd, NS)
+    lean = controller.compute(setup, q, qd, NS, gravity=False)
+    assert lean.gravity is None and both.gravity is not None
+    np.testing.assert_array_equal(lean.feedforward, both.feedforward)
+    # the command is the gravity compensation: computed all the same
+    gravity_out = Setup(g1, Config(contacts_links=list(FEET),
+                                   command_output='gravity_compensation'))
+    out = controller.compute(gravity_out, q, qd, NS, gravity=False)
+    np.testing.assert_array_equal(out.gravity, both.gravity)
+    np.testing.assert_array_equal(out.command, both.gravity)
