@@ -240,11 +240,17 @@ class Outputs:
                                                  event_callbacks=self._quiet)
         wrenches = [(self._pub_base_wrench, setup.model.base_link, result.base_wrench)]
         for link, wrench in result.contact_wrenches.items():
-            pub = self._pub_contacts.get(link)
-            if pub is None:
-                pub = self._pub_contacts[link] = self._create(
-                    WrenchStamped, '~/contact_wrench/%s' % link, 10, event_callbacks=self._quiet)
-            wrenches.append((pub, link, wrench))
+            if link not in self._pub_contacts:
+                try:
+                    self._pub_contacts[link] = self._create(
+                        WrenchStamped, '~/contact_wrench/%s' % link, 10,
+                        event_callbacks=self._quiet)
+                except Exception as exc:  # a link name that is no valid topic name
+                    self._pub_contacts[link] = None
+                    self._log.error('contact %s: no ~/contact_wrench topic (%s)' % (link, exc))
+            pub = self._pub_contacts[link]
+            if pub is not None:
+                wrenches.append((pub, link, wrench))
         for pub, frame, wrench in wrenches:
             if pub.get_subscription_count():
                 msg = WrenchStamped()
