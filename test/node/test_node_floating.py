@@ -31,7 +31,7 @@ pytestmark = pytest.mark.skipif(ROOT is None, reason='example-robot-data is not 
 G1 = 'g1_description/urdf/g1_29dof_rev_1_0.urdf'
 FEET = ['left_ankle_roll_link', 'right_ankle_roll_link']
 IMU_LINK = 'torso_link'
-TIMEOUT = 0.5  # s, base.imu.timeout
+TIMEOUT = 1.0  # s, base.imu.timeout
 TOL = 1e-9
 
 
@@ -155,12 +155,16 @@ def test_a_humanoid_on_its_feet(g1):
         # bad readings: refused with the reason, the good one kept while fresh
         bad = [('no_such_link', reading), (IMU_LINK, ([0, 0, 0, 1.2],) + reading[1:]),
                (IMU_LINK, (reading[0], [np.nan, 0, 0], reading[2]))]
-        imu.send(IMU_LINK, *reading)
-        for frame, values in bad:
-            imu.send(frame, *values)
-        peer.spin(0.02)
-        answer = exchange(peer, names, q, qd, timeout=TIMEOUT / 2)
-        assert answer is not None
+        answer = None
+        for _ in range(10):  # (a loaded machine may answer after the good reading's timeout)
+            imu.send(IMU_LINK, *reading)
+            for frame, values in bad:
+                imu.send(frame, *values)
+            peer.spin(0.02)
+            answer = exchange(peer, names, q, qd, timeout=0.8 * TIMEOUT)
+            if answer is not None:
+                break
+        assert answer is not None, process.log()
         np.testing.assert_allclose(answer[0].effort, result.torques, rtol=0, atol=TOL)
         assert peer.wait_for(lambda: peer.counts('rejected_imu')[0] >= 3, 30.0)
         reason = peer.diagnostic('last imu rejection')
