@@ -208,7 +208,7 @@ PARAMETERS = (
          'acceleration, which the IMU does not measure: differentiate (the angular velocity by '
          'the header stamps, a quadratic fit over 20 ms) or zero', SETUP,
          _one_of(ANGULAR_ACCELERATIONS), ' or '.join(ANGULAR_ACCELERATIONS)),
-    Spec('base.odometry.topic', '', T.STRING, 'optional nav_msgs/Odometry of the root link: '
+    Spec('base.odometry.topic', '', T.STRING, 'optional nav_msgs/Odometry of the base link: '
          "its orientation and angular velocity, used instead of the IMU's (the IMU still "
          'gives the acceleration); empty: none', FIXED),
     Spec('contacts.links', [], T.STRING_ARRAY, 'links the environment may hold (feet, a hand '

@@ -209,9 +209,10 @@ def base_values(setup, controller, topics, unbalanced, now_ns):
     last = controller.base.imu
     values = [
         ('base', 'floating (%s above %s)' % (setup.model.base_joint, setup.model.base_link)),
-        ('base IMU', '%s on %s, age %s s' % (
+        ('base IMU', '%s on %s, %s' % (
             topic, last.link if last else setup.imu_frame or '?',
-            'never' if last is None else '%.3f' % ((now_ns - last.arrival_ns) / NS))),
+            'no reading yet' if last is None
+            else 'age %.3f s' % ((now_ns - last.arrival_ns) / NS))),
         (BASE_PROBLEM, problem),
         ('contacts', '%s (%s)' % (', '.join(setup.contacts), setup.contact_type)
          if setup.contacts else 'none'),
