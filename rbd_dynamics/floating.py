@@ -286,8 +286,7 @@ def floating_torques(model, q, qd, qdd, base, rest, f_ext=None, f_rest=None, con
 
 def _inverse_dynamics(model, q, states, contacts, contact_type, weights):
     """Return a :class:`FloatingResult` per ``(qd, qdd, base, f_ext)`` of ``states`` at ``q``."""
-    if model.base_joint is None:
-        raise ValueError('the model has a fixed base (build it with floating_base=True)')
+    _floating_only(model)
     if contact_type not in CONTACT_TYPES:
         raise ValueError('contact type %r: one of %s' % (contact_type, ', '.join(CONTACT_TYPES)))
     contacts = tuple(contacts)
@@ -357,6 +356,12 @@ def _minimum_norm(A, B, full_rank):
     return np.linalg.lstsq(A, B, rcond=None)[0]
 
 
+def _floating_only(model):
+    """Raise ``ValueError`` for a model without a floating base."""
+    if model.base_joint is None:
+        raise ValueError('the model has a fixed base (build it with floating_base=True)')
+
+
 def _weights(weights, count):
     """Return ``(count,)`` positive weights (ones for ``None`` or an empty sequence)."""
     if weights is None or len(weights) == 0:
@@ -370,8 +375,7 @@ def _weights(weights, count):
 
 def _full_state(model, q, qd, qdd, angular_velocity, angular_acceleration):
     """Return ``(qf, vf, af)`` of the whole model: the base at the origin, linear velocity 0."""
-    if model.base_joint is None:
-        raise ValueError('the model has a fixed base (build it with floating_base=True)')
+    _floating_only(model)
     qf = np.empty(model.nq)
     vf = np.empty(model.nv)
     af = np.empty(model.nv)

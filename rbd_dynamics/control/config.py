@@ -22,6 +22,7 @@ from .base import ANGULAR_ACCELERATIONS, BASE_TYPES
 from .observer import REACTIONS
 from .task import DEFAULT_STIFFNESS, MODES
 from ..drive import COULOMB_VELOCITY
+from ..floating import CONTACT_TYPES
 from ..parsers.urdf import MAX_DESCRIPTION_BYTES
 from ..spatial import inertia_problem, inertia_tensor
 
@@ -47,8 +48,6 @@ PER_JOINT = {
 #: How a force/torque sensor's wrench is meant: on the robot, or by it (``wrench.<n>.convention``).
 CONVENTIONS = ('applied_on_robot', 'exerted_by_robot')
 DESCRIPTION_UPDATES = ('accept', 'lock')
-#: The kinds of ``contacts.type`` (rbd_dynamics.floating.CONTACT_TYPES).
-CONTACT_TYPES = ('surface', 'point')
 MAX_TIMEOUT = 3600.0  # s
 
 # What a change of a parameter affects (the node acts on these).
