@@ -58,6 +58,14 @@ echo "[colcon] install space complete"
 
 # The installed node, on the install space only (not the ROS environment's copy of the package).
 install_site="$(cd "$prefix" && ls -d lib/python3*/site-packages)"
+# The kernels of the install space and of the source copy (which colcon test's own process
+# imports, from its working directory) are the ROS environment's where numba would build the
+# same code (the same sources, numba, NumPy and Python): loaded, not compiled again by the
+# first process of each kind, which took the tests below some 100 s of a core. Where anything
+# differs, nothing is shared and they compile.
+for copy in "$prefix/$install_site" "$ws/src/rbd_dynamics"; do
+  "$venv/bin/python" "$repo/scripts/share_numba_cache.py" "$venv/bin/python" "$copy"
+done
 params="$ws/params.yaml"
 "$venv/bin/python" - "$prefix/share/rbd_dynamics/urdf/demo_arm.urdf" "$params" <<'EOF'
 import json, sys
