@@ -38,6 +38,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .compiled.layout import (BASE, BASE_ALPHA, BASE_OMEGA, BASE_ORIENTATION, BASE_PROPER,
+                              BASE_REST, FB_ALPHA, FB_GRAVITY, FB_LINK, FB_MOTION, FB_MOVING,
+                              FB_ODO_ALPHA, FB_ODO_OMEGA, FB_ODO_ORIENTATION, FB_ODOMETRY,
+                              FB_OMEGA, FB_ORIENTATION, FB_PROPER, FB_REST, FB_SENSED, OK)
+from .dispatch import one_state
 from .dynamics import rnea
 from .eom import jacobian
 from .frames import link_acceleration, link_pose
@@ -161,6 +166,12 @@ def base_motion_from_imu(model, q, qd, qdd, link, orientation, angular_velocity,
     The base's :class:`BaseMotion`.
 
     """
+    packed = model.runtime.eom_packed
+    if packed is not None:
+        motion = _compiled_motion(packed, q, qd, qdd, link, orientation, angular_velocity,
+                                  angular_acceleration, proper_acceleration, base_rotation)
+        if motion is not None:
+            return motion
     # (3-vectors in floats: a tenth of the cost of arrays this small)
     if model.link_body[link] == 0:  # on the base's body: no joint between them
         X = model.link_X[link]  # [[E, 0], [-E [r]x, E]]: E rotates base to link coordinates
@@ -188,6 +199,119 @@ def base_motion_from_imu(model, q, qd, qdd, link, orientation, angular_velocity,
                            _cross(w, (wr[0] + 2.0 * v_rel[0], wr[1] + 2.0 * v_rel[1],
                                       wr[2] + 2.0 * v_rel[2]))), a_rel)
     return BaseMotion(quaternion, np.array(w), np.array(alpha), np.array(proper))
+
+
+def _imu_base(packed, q, qd, qdd, link, orientation, angular_velocity, angular_acceleration,
+              proper_acceleration, base_rotation):
+    """Return the compiled kernel's ``base`` array of an IMU's reading, or ``None``."""
+    row = packed.link_index.get(link) if isinstance(link, str) else None
+    if row is None or one_state((), None, q, qd, qdd) is None:
+        return None
+    base = np.zeros(BASE)
+    try:
+        base[FB_LINK] = row
+        base[FB_ORIENTATION:FB_ORIENTATION + 4] = orientation
+        base[FB_OMEGA:FB_OMEGA + 3] = angular_velocity
+        base[FB_ALPHA:FB_ALPHA + 3] = angular_acceleration
+        base[FB_PROPER:FB_PROPER + 3] = proper_acceleration
+        if base_rotation is not None:
+            base[FB_ODOMETRY] = 1.0
+            base[FB_ODO_ORIENTATION:FB_ODO_ORIENTATION + 4] = base_rotation[0]
+            base[FB_ODO_OMEGA:FB_ODO_OMEGA + 3] = base_rotation[1]
+            base[FB_ODO_ALPHA:FB_ODO_ALPHA + 3] = base_rotation[2]
+    except (TypeError, ValueError):  # (the NumPy path says what is wrong)
+        return None
+    base[FB_GRAVITY] = STANDARD_GRAVITY
+    return base
+
+
+def _motion_of(base):
+    """Return the :class:`BaseMotion` the compiled kernel wrote into ``base``."""
+    return BaseMotion(base[BASE_ORIENTATION:BASE_ORIENTATION + 4],
+                      base[BASE_OMEGA:BASE_OMEGA + 3], base[BASE_ALPHA:BASE_ALPHA + 3],
+                      base[BASE_PROPER:BASE_PROPER + 3])
+
+
+def _compiled_motion(packed, q, qd, qdd, *reading):
+    """:func:`base_motion_from_imu` by the compiled kernel, or ``None`` (then the NumPy path)."""
+    base = _imu_base(packed, q, qd, qdd, *reading)
+    if base is None or _run(packed, q, qd, qdd, base, FB_MOTION, None, None, (), False,
+                            None)[0] != OK:
+        return None
+    return _motion_of(base)
+
+
+def floating_torques_from_imu(model, q, qd, qdd, link, orientation, angular_velocity,
+                              angular_acceleration, proper_acceleration, base_rotation=None,
+                              contacts=(), contact_type='surface', weights=None, at_rest=True):
+    """
+    Return the base's motion and the torques of an IMU's reading, without sensors' wrenches.
+
+    :func:`base_motion_from_imu`, then :func:`floating_torques` with the base at rest in the
+    orientation found (:func:`base_at_rest`), or with ``at_rest`` False
+    :func:`floating_inverse_dynamics` alone; on the compiled path, one call.
+
+    Returns
+    -------
+    ``(motion, result, torques_at_rest)``: the :class:`BaseMotion`, the
+    :class:`FloatingResult` and the ``(nv - 6,)`` torques at rest (``None`` without
+    ``at_rest``).
+
+    Raises
+    ------
+    ValueError
+        as :func:`base_motion_from_imu` and :func:`floating_inverse_dynamics`.
+
+    """
+    _floating_only(model)
+    if contact_type not in CONTACT_TYPES:
+        raise ValueError('contact type %r: one of %s' % (contact_type, ', '.join(CONTACT_TYPES)))
+    contacts = tuple(contacts)
+    weights = _weights(weights, len(contacts))
+    reading = (link, orientation, angular_velocity, angular_acceleration, proper_acceleration,
+               base_rotation)
+    packed = model.runtime.eom_packed
+    if packed is not None:
+        base = _imu_base(packed, q, qd, qdd, *reading)
+        if base is not None:
+            point = contact_type == 'point'
+            found = _compiled_results(packed, q, qd, qdd, base,
+                                      FB_MOTION | FB_MOVING | (FB_REST if at_rest else 0),
+                                      None, None, contacts, point, weights, at_rest)
+            if found is not None:
+                return (_motion_of(base),) + found
+    motion = base_motion_from_imu(model, q, qd, qdd, *reading)
+    if not at_rest:
+        return motion, floating_inverse_dynamics(model, q, qd, qdd, motion, None, contacts,
+                                                 contact_type, weights), None
+    return (motion,) + floating_torques(model, q, qd, qdd, motion,
+                                        base_at_rest(motion.orientation), None, None, contacts,
+                                        contact_type, weights)
+
+
+_NO_CONTACTS = np.zeros(0, dtype=np.int64)
+_NO_WEIGHTS = np.zeros(0)
+
+
+def _run(packed, q, qd, qdd, base, what, fext, frest, rows, point, weights):
+    """
+    Call the compiled kernel (:mod:`rbd_dynamics.compiled.floating`).
+
+    ``rows``: the contacts' rows in the packed links; ``weights`` ``(nc,)`` floats or ``None``.
+    Returns ``(status, out)`` (``status`` ``None``: a packed model of another size).
+    """
+    nq, nv, nb = packed.nq, packed.nv, packed.nb
+    zero = packed.zero_fext
+    nc = len(rows)
+    contacts = np.array(rows, dtype=np.int64) if nc else _NO_CONTACTS
+    out = np.empty(2 * (nv - 6) + 12 + 2 * (3 if point else 6) * nc)
+    status = packed.floating1(
+        packed.blob, q, qd, qdd, base, what, zero if fext is None else fext,
+        zero if frest is None else frest, zero, contacts, point,
+        _NO_WEIGHTS if weights is None else weights, np.empty(nq), np.empty((7, nv)),
+        np.empty((nc + 1, 6, nv)), np.empty((4, 4)), np.empty((8, 6)),
+        out) if nb == zero.shape[0] else None
+    return status, out
 
 
 def _rotate(R, v):
@@ -278,19 +402,28 @@ def floating_torques(model, q, qd, qdd, base, rest, f_ext=None, f_rest=None, con
 
     """
     zero = np.zeros(model.nv - 6)
-    moving, still = _inverse_dynamics(
+    return _inverse_dynamics(
         model, q, ((qd, qdd, base, f_ext), (zero, zero, rest, f_rest)), contacts, contact_type,
         weights)
-    return moving, still.torques
 
 
 def _inverse_dynamics(model, q, states, contacts, contact_type, weights):
-    """Return a :class:`FloatingResult` per ``(qd, qdd, base, f_ext)`` of ``states`` at ``q``."""
+    """
+    Return the :class:`FloatingResult` of the first ``(qd, qdd, base, f_ext)`` of ``states``.
+
+    ``(result, torques_at_rest)``: the second state's joint torques (at rest:
+    :func:`floating_torques`), ``None`` without one.
+    """
     _floating_only(model)
     if contact_type not in CONTACT_TYPES:
         raise ValueError('contact type %r: one of %s' % (contact_type, ', '.join(CONTACT_TYPES)))
     contacts = tuple(contacts)
     weights = _weights(weights, len(contacts))
+    packed = model.runtime.eom_packed
+    if packed is not None:
+        results = _compiled_inverse_dynamics(packed, q, states, contacts, contact_type, weights)
+        if results is not None:
+            return results
     found = []
     for qd, qdd, base, f_ext in states:
         qf, vf, af = base_state(model, q, qd, qdd, base)
@@ -300,8 +433,8 @@ def _inverse_dynamics(model, q, states, contacts, contact_type, weights):
             tau = rnea(model, qf, vf, af, f_ext)
         found.append((base_wrench, tau))
     if not contacts:
-        return [FloatingResult(tau[6:], base_wrench, {}, tau[:6])
-                for base_wrench, tau in found]
+        return (FloatingResult(found[0][1][6:], found[0][0], {}, found[0][1][:6]),
+                found[1][1][6:] if len(found) == 2 else None)
     rows = 6 if contact_type == 'surface' else 3
     m = rows * len(contacts)
     # the contacts' Jacobians stacked, (m, nv): the first six columns the base's
@@ -316,15 +449,82 @@ def _inverse_dynamics(model, q, states, contacts, contact_type, weights):
     lams = _minimum_norm(A, rests, rows == 6) * scale[:, None]
     unbalanced = rests - J[:, :6].T @ lams
     corrections = J[:, 6:].T @ lams
-    results = []
-    for k, (base_wrench, tau) in enumerate(found):
-        wrenches = {}
-        for c, link in enumerate(contacts):
-            wrench = lams[c * rows:(c + 1) * rows, k]
-            wrenches[link] = wrench if rows == 6 else np.concatenate((wrench, _ZERO3))
-        results.append(FloatingResult(tau[6:] - corrections[:, k], base_wrench, wrenches,
-                                      unbalanced[:, k]))
-    return results
+    base_wrench, tau = found[0]
+    wrenches = {}
+    for c, link in enumerate(contacts):
+        wrench = lams[c * rows:(c + 1) * rows, 0]
+        wrenches[link] = wrench if rows == 6 else np.concatenate((wrench, _ZERO3))
+    return (FloatingResult(tau[6:] - corrections[:, 0], base_wrench, wrenches,
+                           unbalanced[:, 0]),
+            found[1][1][6:] - corrections[:, 1] if len(found) == 2 else None)
+
+
+def _compiled_inverse_dynamics(packed, q, states, contacts, contact_type, weights):
+    """
+    :func:`_inverse_dynamics` by the compiled kernel, or ``None`` (then the NumPy path).
+
+    ``states``: the state, and optionally a second one at rest (zero velocities and
+    accelerations, the base's too), as :func:`floating_torques` gives.
+    """
+    qd, qdd, motion, f_ext = states[0]
+    base = np.zeros(BASE)
+    what = FB_MOVING
+    try:
+        base[BASE_OMEGA:BASE_OMEGA + 3] = motion.angular_velocity
+        base[BASE_ALPHA:BASE_ALPHA + 3] = motion.angular_acceleration
+        base[BASE_PROPER:BASE_PROPER + 3] = motion.proper_acceleration
+        frest = None
+        if len(states) == 2:
+            _, _, rest, frest = states[1]  # (zero velocities and accelerations)
+            if not (rest.angular_velocity is _ZERO3 and rest.angular_acceleration is _ZERO3
+                    or not (np.any(rest.angular_velocity)
+                            or np.any(rest.angular_acceleration))):
+                return None  # (not at rest: the NumPy path takes both as they are)
+            base[BASE_REST:BASE_REST + 3] = rest.proper_acceleration
+            what |= FB_REST
+    except (TypeError, ValueError, AttributeError):  # (the NumPy path says what is wrong)
+        return None
+    if one_state((), None, q, qd, qdd) is None:
+        return None
+    # (imported here: a packed model means the compiled package is loaded; the library's
+    # import loads no numba)
+    from .compiled.packed import single_state_forces
+    fext = single_state_forces(packed, f_ext, q)
+    if fext is None:
+        return None
+    if f_ext:
+        what |= FB_SENSED
+    if frest is not None:
+        frest = single_state_forces(packed, frest, q)
+        if frest is None:
+            return None
+    return _compiled_results(packed, q, qd, qdd, base, what, fext, frest, contacts,
+                             contact_type == 'point', weights, len(states) == 2)
+
+
+def _compiled_results(packed, q, qd, qdd, base, what, fext, frest, contacts, point, weights,
+                      at_rest):
+    """
+    Run the compiled kernel: ``(result, torques_at_rest)``, or ``None``.
+
+    ``torques_at_rest`` is ``None`` without ``at_rest``. ``None`` where a contact is not a
+    link of the model or the kernel refuses (the contacts' ``A Aᵀ`` singular: the NumPy
+    path's least squares).
+    """
+    rows = [packed.link_index.get(link) if isinstance(link, str) else None for link in contacts]
+    if None in rows:
+        return None
+    status, out = _run(packed, q, qd, qdd, base, what, fext, frest, rows, point, weights)
+    if status != OK:
+        return None
+    n = packed.nv - 6
+    width = 3 if point else 6
+    wrenches = {}
+    for c, link in enumerate(contacts):
+        wrench = out[2 * n + 12 + c * width:2 * n + 12 + (c + 1) * width]
+        wrenches[link] = np.concatenate((wrench, _ZERO3)) if point else wrench
+    result = FloatingResult(out[:n], out[2 * n:2 * n + 6], wrenches, out[2 * n + 6:2 * n + 12])
+    return result, (out[n:2 * n] if at_rest else None)
 
 
 def base_state(model, q, qd, qdd, base):
@@ -366,7 +566,7 @@ def _weights(weights, count):
     """Return ``(count,)`` positive weights (ones for ``None`` or an empty sequence)."""
     if weights is None or len(weights) == 0:
         return np.ones(count)
-    weights = np.asarray(weights, dtype=float).reshape(-1)
+    weights = np.ascontiguousarray(weights, dtype=float).reshape(-1)  # (the kernel's)
     if weights.shape != (count,) or not np.all(np.isfinite(weights)) or np.any(weights <= 0):
         raise ValueError('contact weights: %d positive numbers expected (one per contact), '
                          'got %s' % (count, weights.tolist()))

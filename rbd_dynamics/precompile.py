@@ -90,12 +90,13 @@ class CompileProgress:
 
 #: How precompile shares the compilation out between itself and a process running beside it
 #: (numba keeps each kernel in files of its own, so they do not meet): the RNEA's kernels with
-#: the regressor and the link frames here, and the rest of the equations of motion with the
-#: task-space law in the other process, about half of the work each. The batch kernel and the
-#: task-space law call the single-state entry points
-#: (:data:`rbd_dynamics.compiled.warm_up.CALLS`) and come last, when this process has cached
-#: the ones they need from it.
-HERE, BESIDE = ('regressor', 'link_pose', 'link_acceleration', 'rnea'), \
+#: the regressor, the link frames and the floating base here, and the rest of the equations of
+#: motion with the task-space law in the other process, about half of the work each. The batch
+#: kernel, the task-space law and the floating base call the single-state entry points
+#: (:data:`rbd_dynamics.compiled.warm_up.CALLS`) and come last in their process, when it (or,
+#: for the floating base's Jacobian, the other one, which builds it second) has cached the ones
+#: they need.
+HERE, BESIDE = ('regressor', 'link_pose', 'link_acceleration', 'rnea', 'floating_base'), \
     ('mass_matrix', 'jacobian', 'coriolis_matrix', 'eom_batch', 'task_law')
 
 

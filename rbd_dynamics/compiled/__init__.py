@@ -19,6 +19,7 @@ module                 holds
 :mod:`.eom`            the mass and Coriolis matrices, the Jacobian and the regressor
 :mod:`.frames`         a link's pose and the classical acceleration of its origin
 :mod:`.task`           the task-space laws at one state (:mod:`rbd_dynamics.control.task`)
+:mod:`.floating`       a floating base's torques at one state (:mod:`rbd_dynamics.floating`)
 :mod:`.batch`          the batch drivers, on one thread or in ranges on several
 :mod:`.warm_up`        compiling (or loading) the kernels before a model uses them
 =====================  =====================================================================
@@ -28,8 +29,9 @@ and is the one entry the node, ``precompile`` and the tools call: :func:`prepare
 kernels a model needs, :func:`ready` says whether a call would wait for them. The kernels are
 cached on disk by numba. numba's cache knows only a function's own file: after a change to a
 module whose functions others compile in (:mod:`.algebra`, :mod:`.kinematics`, :mod:`.layout`,
-:mod:`.jit`, :mod:`.frames`, :mod:`.eom`), clear it (``__pycache__/*.nbi`` and ``*.nbc``
-beside these modules, or ``$NUMBA_CACHE_DIR``). An installed package is always new as a whole.
+:mod:`.jit`, :mod:`.frames`, :mod:`.eom`, :mod:`.rnea`), clear it (``__pycache__/*.nbi`` and
+``*.nbc`` beside these modules, or ``$NUMBA_CACHE_DIR``). An installed package is always new as
+a whole.
 
 Set ``RBD_DYNAMICS_DISABLE_JIT=1`` to use the NumPy reference everywhere.
 """
@@ -88,12 +90,14 @@ def __getattr__(name):
 
 #: What :func:`prepare` and :func:`ready` take: the RNEA's kernels (``rnea``,
 #: ``gravity_torques``, body forces, their batches), and the equations of motion's, one
-#: function each (``task_law``: the task-space laws of :mod:`rbd_dynamics.control.task`), and
-#: their batch kernel.
+#: function each (``task_law``: the task-space laws of :mod:`rbd_dynamics.control.task`;
+#: ``floating_base``: a floating base's torques, :mod:`rbd_dynamics.floating`), and their
+#: batch kernel.
 KERNELS = ('rnea', 'mass_matrix', 'coriolis_matrix', 'jacobian', 'regressor', 'link_pose',
-           'link_acceleration', 'task_law', 'eom_batch')
+           'link_acceleration', 'task_law', 'floating_base', 'eom_batch')
 _EOM_STEP = dict(zip(KERNELS[1:], ('mass1', 'coriolis1', 'jacobian1', 'regressor1', 'pose1',
-                                   'acceleration1', 'task1', 'equations of motion batch')))
+                                   'acceleration1', 'task1', 'floating1',
+                                   'equations of motion batch')))
 
 
 def _available():

@@ -7,6 +7,8 @@ registers. A spatial vector is its angular and linear 3-tuples; a transform
 in 3-D. All are compiled inline.
 """
 
+import math
+
 from .jit import kernel
 from .layout import IN_H, IN_MASS, IN_ROT
 
@@ -183,3 +185,63 @@ def dot6(aw, av, bw, bv):
     """Return the product of a motion and a force (two 6-vectors): ``a . b``."""
     return (aw[0] * bw[0] + aw[1] * bw[1] + aw[2] * bw[2] + av[0] * bv[0] + av[1] * bv[1]
             + av[2] * bv[2])
+
+
+@kernel(inline='always')
+def quaternion_of(R):
+    """
+    Return ``(x, y, z, w)`` of the rotation matrix ``R`` (9-tuple, row-major), ``w >= 0``.
+
+    :func:`rbd_dynamics.spatial.quaternion_of_rows` compiled: Shepperd's method (the largest of
+    the four squares first, the first of equals); a matrix that is no rotation (all four
+    squares zero) gives the identity.
+    """
+    trace = R[0] + R[4] + R[8]
+    s0, s1, s2, s3 = 1.0 + trace, 1.0 + 2.0 * R[0] - trace, 1.0 + 2.0 * R[4] - trace, \
+        1.0 + 2.0 * R[8] - trace
+    k, best = 0, s0
+    if s1 > best:
+        k, best = 1, s1
+    if s2 > best:
+        k, best = 2, s2
+    if s3 > best:
+        k, best = 3, s3
+    s = 2.0 * math.sqrt(max(best, 0.0))
+    if not s > 0.0:
+        return 0.0, 0.0, 0.0, 1.0
+    if k == 0:
+        w, x, y, z = s / 4, (R[7] - R[5]) / s, (R[2] - R[6]) / s, (R[3] - R[1]) / s
+    elif k == 1:
+        w, x, y, z = (R[7] - R[5]) / s, s / 4, (R[1] + R[3]) / s, (R[2] + R[6]) / s
+    elif k == 2:
+        w, x, y, z = (R[2] - R[6]) / s, (R[1] + R[3]) / s, s / 4, (R[5] + R[7]) / s
+    else:
+        w, x, y, z = (R[3] - R[1]) / s, (R[2] + R[6]) / s, (R[5] + R[7]) / s, s / 4
+    if w < 0.0:
+        return -x, -y, -z, -w
+    return x, y, z, w
+
+
+@kernel(inline='always')
+def cholesky(M, n, tolerance):
+    """
+    Factor ``M`` (its lower triangle, ``n`` × ``n``) in place into ``L`` with ``M = L Lᵀ``.
+
+    False where a pivot is not above ``tolerance`` times the diagonal entry it came from (not
+    positive definite for 0; NaN too): ``M`` is then left part factored.
+    """
+    for j in range(n):
+        d = M[j, j]
+        floor = tolerance * d
+        for k in range(j):
+            d -= M[j, k] * M[j, k]
+        if not d > floor:
+            return False
+        d = math.sqrt(d)
+        M[j, j] = d
+        for i in range(j + 1, n):
+            s = M[i, j]
+            for k in range(j):
+                s -= M[i, k] * M[j, k]
+            M[i, j] = s / d
+    return True

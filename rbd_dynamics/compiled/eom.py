@@ -409,7 +409,7 @@ def _place_column(out, col, local, k, c, m, w, v):
 
 
 @kernel(inline='always')
-def _jacobian_state(layout, eom, code, out):
+def jacobian_state(layout, eom, code, out):
     """
     Compute a Jacobian at the positions in ``qf`` into ``out`` ``(6, nv)``.
 
@@ -525,7 +525,7 @@ def jacobian1(blob, q, code, out):
             not 0 <= code < 2 * eom.links.shape[0]:
         return BAD_SIZES
     positions(layout, q)
-    _jacobian_state(layout, eom, code, out)
+    jacobian_state(layout, eom, code, out)
     return OK
 
 

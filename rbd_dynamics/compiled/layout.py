@@ -116,7 +116,7 @@ LINK_FLOATS = 13
 EOM_MASS, EOM_CORIOLIS, EOM_JACOBIAN, EOM_REGRESSOR, EOM_POSE, EOM_ACCELERATION = range(6)
 #: The equations of motion's single-state entry points (see warm_up_eom).
 EOM_ENTRIES = ('mass1', 'coriolis1', 'jacobian1', 'regressor1', 'pose1', 'acceleration1',
-               'task1')
+               'task1', 'floating1')
 MODE_FULL = 0
 MODE_STATIC = 1
 #: The arguments of the task-space law's kernel (:mod:`.task`). ``gains``: the law (0
@@ -131,6 +131,23 @@ GAINS = 40
 TASK_WORK_ROWS = 12
 #: Entries of its ``out`` beyond ``nv``: the pose error, the twist error, workspace (12).
 TASK_OUT_EXTRA = 24
+#: The floating base's kernel (:mod:`.floating`). Its ``base`` array: in, the IMU's link (its
+#: row in ``links``), orientation (4, ``[x y z w]``), angular velocity, angular acceleration and
+#: proper acceleration (3 each, the link's frame), 1 where odometry gives the base's rotation
+#: instead (else 0), odometry's orientation (4), angular velocity and acceleration (3 each, the
+#: base's frame), the magnitude of gravity; out, the base's orientation (4), angular velocity,
+#: angular acceleration, proper acceleration and its proper acceleration at rest (3 each).
+FB_LINK, FB_ORIENTATION, FB_OMEGA, FB_ALPHA, FB_PROPER, FB_ODOMETRY, FB_ODO_ORIENTATION, \
+    FB_ODO_OMEGA, FB_ODO_ALPHA, FB_GRAVITY = 0, 1, 5, 8, 11, 14, 15, 19, 22, 25
+BASE_ORIENTATION, BASE_OMEGA, BASE_ALPHA, BASE_PROPER, BASE_REST = 26, 30, 33, 36, 39
+BASE = 42
+#: What the floating base's kernel does (bits of ``what``): the base's motion from the IMU;
+#: the state's torques (the motion given, or just computed); the torques at rest; the state has
+#: the sensors' wrenches (``w_base`` from an RNEA without them).
+FB_MOTION, FB_MOVING, FB_REST, FB_SENSED = 1, 2, 4, 8
+#: The relative pivot below which the contacts' ``A Aᵀ`` counts as singular (the caller then
+#: takes the NumPy path's least squares).
+FB_PIVOT = 1e-10
 #: Status of the single-state entry points: done.
 OK = 0
 #: Status of the single-state entry points: an array does not have the model's size (nothing

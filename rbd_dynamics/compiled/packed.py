@@ -62,7 +62,7 @@ class PackedModel:
                  'blob', 'layout',
                  'source_inertia', 'zero_fext',
                  'rnea1', 'gravity1', 'body_force1', 'mass1', 'coriolis1', 'jacobian1',
-                 'regressor1', 'pose1', 'acceleration1', 'task1', 'square_shape',
+                 'regressor1', 'pose1', 'acceleration1', 'task1', 'floating1', 'square_shape',
                  'jacobian_shape', 'regressor_shape', 'eom_layout') + BlobViews._fields \
         + EomViews._fields
 

@@ -50,9 +50,9 @@ def _rnea_state(blob, q, qd, qdd, fext, tau):
         put3(wb, i, W_F, sub(add(f, bf), row3(fext, i, 3)))
     for i in range(layout.header[H_NB] - 1, -1, -1):  # backward pass
         n, f = row3(wb, i, W_N), row3(wb, i, W_F)
-        _joint_torque(layout, i, n, f)
-        _carry_force(layout, i, n, f)
-    _fold_torques(layout, tau)
+        joint_torque(layout, i, n, f)
+        carry_force(layout, i, n, f)
+    fold_torques(layout, tau)
 
 
 @kernel()
@@ -77,9 +77,9 @@ def _static_state(blob, q, fext, tau):
         put3(wb, i, W_F, sub(scale(inertia[i, IN_MASS], al), row3(fext, i, 3)))
     for i in range(layout.header[H_NB] - 1, -1, -1):  # backward pass
         n, f = row3(wb, i, W_N), row3(wb, i, W_F)
-        _joint_torque(layout, i, n, f)
-        _carry_force(layout, i, n, f)
-    _fold_torques(layout, tau)
+        joint_torque(layout, i, n, f)
+        carry_force(layout, i, n, f)
+    fold_torques(layout, tau)
 
 
 # The backward pass (Table 5.1), in the state kernels' own loop over the bodies: three
@@ -88,7 +88,7 @@ def _static_state(blob, q, fext, tau):
 
 
 @kernel(inline='always')
-def _joint_torque(layout, i, n, f):
+def joint_torque(layout, i, n, f):
     """``tau_i = S_i^T f_i`` into ``tauf``, for the force ``(n, f)`` of body ``i``."""
     bi, tauf = layout.body_ints, layout.tauf
     vi = bi[i, BI_V_START]
@@ -102,7 +102,7 @@ def _joint_torque(layout, i, n, f):
 
 
 @kernel(inline='always')
-def _carry_force(layout, i, n, f):
+def carry_force(layout, i, n, f):
     """``f_parent += X^T f_i`` for the force ``(n, f)`` of body ``i``."""
     wb = layout.work
     p = layout.body_ints[i, BI_PARENT]
@@ -113,7 +113,7 @@ def _carry_force(layout, i, n, f):
 
 
 @kernel(inline='always')
-def _fold_torques(layout, tau):
+def fold_torques(layout, tau):
     """``tau`` from ``tauf``: mimic joints folded into their masters."""
     tauf = layout.tauf
     for k in range(tau.shape[0]):

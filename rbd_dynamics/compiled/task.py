@@ -17,6 +17,7 @@ the other offsets of :mod:`.layout`), so that a call passes few arrays. ``C q̇ 
 
 import math
 
+from .algebra import cholesky, quaternion_of
 from .eom import jacobian1, mass1
 from .frames import acceleration1, pose1
 from .jit import eom_layout_of, kernel, layout_of
@@ -48,55 +49,13 @@ def _pose_error(gains, T, out, at):
         e20 += d2 * t0
         e21 += d2 * t1
         e22 += d2 * t2
-    # the quaternion by Shepperd's method (the largest of four squares first, the first
-    # of equals), with w >= 0: the shortest rotation
-    trace = e00 + e11 + e22
-    s0, s1, s2, s3 = 1.0 + trace, 1.0 + 2.0 * e00 - trace, 1.0 + 2.0 * e11 - trace, \
-        1.0 + 2.0 * e22 - trace
-    k, best = 0, s0
-    if s1 > best:
-        k, best = 1, s1
-    if s2 > best:
-        k, best = 2, s2
-    if s3 > best:
-        k, best = 3, s3
-    s = 2.0 * math.sqrt(max(best, 0.0))
-    if not s > 0.0:  # (not a rotation: no error rather than a division by zero)
-        k, s = 0, 2.0
-    if k == 0:
-        w, x, y, z = s / 4, (e21 - e12) / s, (e02 - e20) / s, (e10 - e01) / s
-    elif k == 1:
-        w, x, y, z = (e21 - e12) / s, s / 4, (e01 + e10) / s, (e02 + e20) / s
-    elif k == 2:
-        w, x, y, z = (e02 - e20) / s, (e01 + e10) / s, s / 4, (e12 + e21) / s
-    else:
-        w, x, y, z = (e10 - e01) / s, (e02 + e20) / s, (e12 + e21) / s, s / 4
-    if w < 0.0:
-        w, x, y, z = -w, -x, -y, -z
+    # the shortest rotation (w >= 0); not a rotation: no error rather than a division by zero
+    x, y, z, w = quaternion_of((e00, e01, e02, e10, e11, e12, e20, e21, e22))
     v = math.sqrt(x * x + y * y + z * z)
     scale = 0.0 if v == 0.0 else 2.0 * math.atan2(v, w) / v
     out[at + 3] = scale * x
     out[at + 4] = scale * y
     out[at + 5] = scale * z
-
-
-@kernel(inline='always')
-def _cholesky(M, n):
-    """Factor ``M`` (its lower triangle) in place into ``L``: False where not positive definite."""
-    for j in range(n):
-        d = M[j, j]
-        for k in range(j):
-            d -= M[j, k] * M[j, k]
-        if not d > 0.0:  # (NaN too)
-            return False
-        d = math.sqrt(d)
-        M[j, j] = d
-        for i in range(j + 1, n):
-            s = M[i, j]
-            for k in range(j):
-                s -= M[i, k] * M[j, k]
-            M[i, j] = s / d
-    return True
 
 
 @kernel(inline='always')
@@ -247,7 +206,7 @@ def task1(blob, q, qd, link, gains, bias, posture, armature, J, M, work, T, jdot
         return BAD_SIZES
     for c in range(nv):
         M[c, c] += armature[c]
-    if not _cholesky(M, nv):
+    if not cholesky(M, nv, 0.0):
         return NOT_POSITIVE
     _solve_columns(M, nv, J, work)
     a, v = nv, nv + 6

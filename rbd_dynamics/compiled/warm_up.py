@@ -13,13 +13,15 @@ import threading
 from numba import types
 import numpy as np
 
-from . import eom, frames, rnea
+from . import eom, floating, frames, rnea
 from .eom import coriolis1, eom_range, jacobian1, mass1, regressor1
+from .floating import floating1
 from .frames import acceleration1, pose1
-from .layout import (BI_JTYPE, BI_Q_START, EOM_ACCELERATION, EOM_CORIOLIS, EOM_ENTRIES,
-                     EOM_JACOBIAN, EOM_MASS, EOM_POSE, EOM_REGRESSOR,
+from .layout import (BAD_SIZES, BASE, BASE_ORIENTATION, BI_JTYPE, BI_Q_START, EOM_ACCELERATION,
+                     EOM_CORIOLIS, EOM_ENTRIES, EOM_JACOBIAN, EOM_MASS, EOM_POSE, EOM_REGRESSOR,
+                     FB_GRAVITY, FB_LINK, FB_MOTION, FB_MOVING, FB_ORIENTATION, FB_REST,
                      FLOATING_QUATERNION, G_DAMPING, G_MODE, G_THRESHOLD, GAINS,
-                     INERTIA_FLOATS, JT_FLOATING, JT_SPHERICAL, MODE_FULL, MODE_STATIC,
+                     INERTIA_FLOATS, JT_FLOATING, JT_SPHERICAL, L_BODY, MODE_FULL, MODE_STATIC,
                      NOT_POSITIVE, OK, QUATERNION_W, TASK_OUT_EXTRA, TASK_WORK_ROWS)
 from .rnea import body_force1, gravity1, rnea1, serial_batch
 from .task import task1
@@ -87,18 +89,22 @@ def warm_up(packed, progress=None):
         _warm_up(packed, progress)
 
 
-def _warm_up(packed, progress):
-    """:func:`warm_up`, under its lock."""
-    step = _reporter(progress, WARM_UP_STEPS)
+def _rnea_signatures():
+    """Return the RNEA's entry points and their signatures, ``{name: (dispatcher, types)}``."""
     vec, any_vec = _vector_types()
     forces = types.float64[:, ::1]
-    signatures = {
+    return {
         'rnea1': (rnea1, (vec, any_vec, any_vec, any_vec, forces, vec)),
         'gravity1': (gravity1, (vec, any_vec, forces, vec)),
         'body_force1': (body_force1, (vec, any_vec, any_vec, any_vec, forces, types.boolean,
                                       types.int64, vec)),
     }
-    _compile_entries(signatures, step)
+
+
+def _warm_up(packed, progress):
+    """:func:`warm_up`, under its lock."""
+    step = _reporter(progress, WARM_UP_STEPS)
+    _compile_entries(_rnea_signatures(), step)
     _freeze_compiled(rnea.STATE_KERNELS)
     packed.bind_entry_points()
     q = _neutral(packed)
@@ -128,6 +134,7 @@ EOM_STEPS = EOM_ENTRIES + (EOM_BATCH,)
 #: The entry points each step calls: compiled (or loaded) before it, with their own frozen
 #: signatures, never for the caller's argument types (a second compilation of the same code).
 CALLS = {'task1': ('jacobian1', 'pose1', 'mass1', 'acceleration1'),
+         'floating1': ('jacobian1', 'pose1', 'acceleration1'),
          EOM_BATCH: ('mass1', 'coriolis1', 'jacobian1', 'regressor1', 'pose1', 'acceleration1')}
 _EOM_LOCK = threading.Lock()
 _EOM_DONE = set()  # the batch steps of warm_up_eom done in this process
@@ -168,14 +175,20 @@ def warm_up_eom(packed, progress=None, steps=EOM_STEPS):
                                           types.float64[::1])),
         'task1': (task1, (vec, any_vec, any_vec, types.int64, vec, any_vec, any_vec, any_vec,
                           matrix, matrix, matrix, matrix, vec, vec)),
+        'floating1': (floating1, (vec, any_vec, any_vec, any_vec, vec, types.int64, matrix,
+                                  matrix, matrix, types.int64[::1], types.boolean, vec, vec,
+                                  matrix, types.float64[:, :, ::1], matrix, matrix, vec)),
     }
     needed = set(steps).union(*(CALLS.get(name, ()) for name in steps))
+    if 'floating1' in needed:  # (it calls the RNEA's entry point too)
+        with _LOCK:
+            _compile_entries({'rnea1': _rnea_signatures()['rnea1']}, lambda name: None)
     # the entry points others call first, the callers after them
     order = sorted((name for name in signatures if name in needed), key=lambda n: n in CALLS)
     with _EOM_LOCK:
         _compile_entries({name: signatures[name] for name in order},
                          lambda name: step(name) if name in steps else None)
-        _freeze_compiled(eom.STATE_KERNELS + frames.STATE_KERNELS)
+        _freeze_compiled(eom.STATE_KERNELS + frames.STATE_KERNELS + floating.STATE_KERNELS)
         packed.bind_eom()  # only these: a process may compile them without the RNEA's
         q = _neutral(packed)
         zero = np.zeros(packed.nv)
@@ -195,6 +208,7 @@ def warm_up_eom(packed, progress=None, steps=EOM_STEPS):
             'acceleration1': lambda: packed.acceleration1(packed.blob, q, zero, zero, 0,
                                                           np.empty(6)),
             'task1': lambda: _check_task(packed, q, zero),
+            'floating1': lambda: _check_floating(packed, q),
         }
         for name, check in checks.items():
             if name in ENTRY and check() != OK:
@@ -226,6 +240,29 @@ def _check_task(packed, q, zero):
                           np.empty((nv + TASK_WORK_ROWS, 6)), np.empty((4, 4)), np.empty(6),
                           np.empty(nv + TASK_OUT_EXTRA))
     return OK if status == NOT_POSITIVE else status  # (a model may have a massless joint)
+
+
+def _check_floating(packed, q):
+    """
+    Run the floating base's kernel at ``q`` (the IMU on the base, no contact): OK or BAD_SIZES.
+
+    OK for a model whose root is not a floating base too (the kernel refuses it at once).
+    """
+    if packed.body_ints[0, BI_JTYPE] != JT_FLOATING:
+        return OK
+    nq, nv, nb = packed.nq, packed.nv, packed.nb
+    base = np.zeros(BASE)
+    base[FB_ORIENTATION + 3] = base[BASE_ORIENTATION + 3] = 1.0
+    base[FB_GRAVITY] = 9.81
+    base[FB_LINK] = np.flatnonzero(packed.links[:, L_BODY] == 0)[0]  # a link of the base
+    fext = np.zeros((nb, 6))
+    out = np.empty(2 * (nv - 6) + 12)
+    status = packed.floating1(packed.blob, q[7:], np.zeros(nv - 6), np.zeros(nv - 6), base,
+                              FB_MOTION | FB_MOVING | FB_REST, fext, fext, fext,
+                              np.zeros(0, dtype=np.int64), False, np.zeros(0), np.empty(nq),
+                              np.empty((7, nv)), np.empty((1, 6, nv)), np.empty((4, 4)),
+                              np.empty((8, 6)), out)
+    return status if status != OK or np.all(np.isfinite(out)) else BAD_SIZES
 
 
 def _reporter(progress, steps):
@@ -304,7 +341,7 @@ def compiled_here():
     missed = []
     for dispatcher in (rnea1, gravity1, body_force1, serial_batch, mass1,
                        coriolis1, jacobian1, regressor1, pose1, acceleration1, task1,
-                       eom_range):
+                       floating1, eom_range):
         stats = getattr(dispatcher, 'stats', None)
         if stats is not None and sum(getattr(stats, 'cache_misses', {}).values()):
             missed.append(dispatcher.__name__)

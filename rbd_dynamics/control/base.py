@@ -25,8 +25,9 @@ import numpy as np
 from ..floating import base_at_rest, base_motion_from_imu
 
 #: The compiled kernels a floating base's torques use beyond the RNEA (the IMU moved to the
-#: base, the contacts' Jacobians): :func:`rbd_dynamics.compiled.prepare`'s names.
-KERNELS = ('link_pose', 'jacobian', 'link_acceleration')
+#: base, the RNEAs and the contacts' split in one kernel): :func:`rbd_dynamics.compiled.prepare`'s
+#: names.
+KERNELS = ('floating_base',)
 #: The modes of ``base.angular_acceleration``.
 ANGULAR_ACCELERATIONS = ('differentiate', 'zero')
 #: The base types of ``base.type``.
@@ -37,6 +38,8 @@ QUATERNION_TOLERANCE = 1e-3
 DIFFERENTIATE_WINDOW = 0.02
 #: Readings older than this are never in the fit [ns] (after a pause of the IMU).
 STALE_SAMPLE_NS = 250_000_000
+_ZERO3 = np.zeros(3)
+_ZERO3.setflags(write=False)
 
 
 class ImuReading(NamedTuple):
@@ -143,19 +146,23 @@ def _quadratic_slope(t, values):
     Return the slope at ``t = 0`` of the quadratic fitted to samples ``values`` at times ``t``.
 
     ``t`` ``(N,)`` [s] (the newest 0), ``values`` ``(N, 3)``. The least-squares normal equations
-    of ``c0 + c1 s + c2 s^2`` in the scaled time ``s = t / DIFFERENTIATE_WINDOW``, solved for
-    ``c1`` by Cramer's rule (a 3 x 3 system in floats: no solver's overhead per reading).
+    ``M c = B`` of ``c0 + c1 s + c2 s^2`` in the scaled time ``s = t / DIFFERENTIATE_WINDOW``
+    (``M``, ``B`` by two products of the ``(3, N)`` powers), solved for ``c1`` by Cramer's rule
+    in floats: no solver's overhead per reading.
     """
-    s = t * (1.0 / DIFFERENTIATE_WINDOW)
-    s2 = s * s
-    S0, S1, S2, S3, S4 = (float(len(s)), float(s.sum()), float(s2.sum()), float(s2 @ s),
-                          float(s2 @ s2))
-    b0, b1, b2 = values.sum(axis=0), s @ values, s2 @ values
-    det = S0 * (S2 * S4 - S3 * S3) - S1 * (S1 * S4 - S2 * S3) + S2 * (S1 * S3 - S2 * S2)
+    powers = np.empty((3, len(t)))
+    powers[0] = 1.0
+    np.multiply(t, 1.0 / DIFFERENTIATE_WINDOW, out=powers[1])
+    np.multiply(powers[1], powers[1], out=powers[2])
+    (m00, m01, m02), (_, m11, m12), (_, _, m22) = (powers @ powers.T).tolist()
+    b0, b1, b2 = (powers @ values).tolist()
+    # c1 = det(M with its second column B) / det(M); M symmetric
+    a0, a1, a2 = m12 * m02 - m01 * m22, m00 * m22 - m02 * m02, m01 * m02 - m00 * m12
+    det = m01 * a0 + m11 * a1 + m12 * a2
     if not abs(det) > 1e-12:  # the stamps too close to tell a curve: the last two's slope
         return (values[-1] - values[-2]) / (t[-1] - t[-2])
-    numerator = S0 * (b1 * S4 - S3 * b2) - b0 * (S1 * S4 - S3 * S2) + S2 * (S1 * b2 - b1 * S2)
-    return numerator / det / DIFFERENTIATE_WINDOW
+    scale = 1.0 / (det * DIFFERENTIATE_WINDOW)
+    return np.array([(a0 * x + a1 * y + a2 * z) * scale for x, y, z in zip(b0, b1, b2)])
 
 
 class BaseInput:
@@ -224,6 +231,23 @@ class BaseInput:
         return imu, odometry
 
 
+def reading(imu, odometry, differentiate):
+    """
+    Return the fresh readings as :func:`~rbd_dynamics.floating.base_motion_from_imu` takes them.
+
+    ``(link, orientation, angular_velocity, angular_acceleration, proper_acceleration,
+    base_rotation)``: the IMU's, and odometry's rotation where given. ``differentiate``: the
+    readings' angular acceleration (else zero).
+    """
+    alpha = imu.angular_acceleration if differentiate else _ZERO3
+    rotation = None
+    if odometry is not None:
+        rotation = (odometry.orientation, odometry.angular_velocity,
+                    odometry.angular_acceleration if differentiate else _ZERO3)
+    return (imu.link, imu.orientation, imu.angular_velocity, alpha, imu.proper_acceleration,
+            rotation)
+
+
 def base_motions(model, q, qd, qdd, imu, odometry, differentiate):
     """
     Return the base's motion for the feedforward and at rest, from the fresh readings.
@@ -233,12 +257,5 @@ def base_motions(model, q, qd, qdd, imu, odometry, differentiate):
     the base's orientation and angular velocity), and the base at rest in that orientation.
     ``differentiate``: use the readings' angular acceleration (else zero).
     """
-    zero = np.zeros(3)
-    alpha = imu.angular_acceleration if differentiate else zero
-    rotation = None
-    if odometry is not None:
-        rotation = (odometry.orientation, odometry.angular_velocity,
-                    odometry.angular_acceleration if differentiate else zero)
-    motion = base_motion_from_imu(model, q, qd, qdd, imu.link, imu.orientation,
-                                  imu.angular_velocity, alpha, imu.proper_acceleration, rotation)
+    motion = base_motion_from_imu(model, q, qd, qdd, *reading(imu, odometry, differentiate))
     return motion, base_at_rest(motion.orientation)

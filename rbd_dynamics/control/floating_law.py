@@ -8,9 +8,10 @@ compensating sensor's tare needs.
 
 import numpy as np
 
-from .base import base_motions
+from .base import base_motions, reading
 from .values import Output
-from ..floating import base_state, floating_inverse_dynamics, floating_torques
+from ..floating import (base_state, floating_inverse_dynamics, floating_torques,
+                        floating_torques_from_imu)
 
 
 def floating_output(controller, setup, q, qd, now_ns, gravity=True):
@@ -40,20 +41,25 @@ def floating_output(controller, setup, q, qd, now_ns, gravity=True):
     if imu.link not in model.link_body:
         controller.base_problem = 'the IMU frame %r is not a link of the model' % imu.link
         return None
-    motion, rest = base_motions(model, q, qd, qdd, imu, odometry, setup.differentiate)
-    f_ff = f_g = None
-    if controller.sensors:
-        full = base_state(model, q, qd, qdd, motion)
-        at_rest = base_state(model, q, zero, zero, rest)
-        f_ff, f_g, _, _ = controller.wrenches(setup, *full, now_ns, rest=at_rest[1:])
     contacts = setup.contacts, setup.contact_type, setup.contact_weights
-    if gravity or not setup.feedforward_out:
-        result, tau_g = floating_torques(model, q, qd, qdd, motion, rest, f_ff, f_g,
-                                         *contacts)
-        tau_g = setup.to_outputs(tau_g)
+    at_rest = gravity or not setup.feedforward_out
+    if controller.sensors:  # their wrenches need the base's motion first
+        motion, rest = base_motions(model, q, qd, qdd, imu, odometry, setup.differentiate)
+        full = base_state(model, q, qd, qdd, motion)
+        still = base_state(model, q, zero, zero, rest)
+        f_ff, f_g, _, _ = controller.wrenches(setup, *full, now_ns, rest=still[1:])
+        if at_rest:
+            result, tau_g = floating_torques(model, q, qd, qdd, motion, rest, f_ff, f_g,
+                                             *contacts)
+        else:
+            result = floating_inverse_dynamics(model, q, qd, qdd, motion, f_ff, *contacts)
+            tau_g = None
     else:
-        result = floating_inverse_dynamics(model, q, qd, qdd, motion, f_ff, *contacts)
-        tau_g = None
+        _, result, tau_g = floating_torques_from_imu(
+            model, q, qd, qdd, *reading(imu, odometry, setup.differentiate), *contacts,
+            at_rest=at_rest)
+    if tau_g is not None:
+        tau_g = setup.to_outputs(tau_g)
     tau_ff = result.torques
     if setup.drive_on:
         tau_ff = tau_ff + controller.drive(setup, qd, qdd, desired)
