@@ -19,6 +19,7 @@ import numpy as np
 from rbd_dynamics.control import base, task
 from rbd_dynamics.control.observer import wrench_at
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message
 try:
     from rclpy.event_handler import PublisherEventCallbacks
 except ImportError:  # Humble
@@ -27,7 +28,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Bool, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from .conversions import to_float_array
+from .conversions import JointStateBytes, to_float_array
 from .diagnostics import base_values, ComputeTimes, dynamics_status, observer_values, \
     task_values, vector_text
 
@@ -35,6 +36,32 @@ LOG_PERIOD = 2.0  # s, the rate limit of repeated warnings
 # The robot description and ~/contact: reliable, the last message kept for late subscribers.
 LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+#: How long :class:`Listened` keeps a publisher's answer [ns].
+LISTENED_PERIOD_NS = 100_000_000
+
+
+def joint_state_bytes(names):
+    """
+    Return a :class:`~.conversions.JointStateBytes` of ``names``, or ``None``.
+
+    ``None`` where the middleware does not read its bytes as the message they stand for (a
+    serialization other than plain little-endian CDR): the messages are then published as
+    objects.
+    """
+    names = list(names)
+    effort = np.arange(len(names), dtype=float) - 0.5
+    serialized = JointStateBytes(names)
+    try:
+        msg = deserialize_message(serialized.serialized(7, 11, effort), JointState)
+    except Exception:  # (any refusal of the bytes: the objects' way)
+        return None
+    if msg.name != names or list(msg.effort) != effort.tolist() or msg.position.tolist() or \
+            msg.velocity.tolist() or msg.header.frame_id or \
+            (msg.header.stamp.sec, msg.header.stamp.nanosec) != (7, 11):
+        return None
+    return serialized
 
 
 class LogRateLimit:
@@ -57,6 +84,29 @@ class LogRateLimit:
             return False
         self._logged[key] = now
         return True
+
+
+class Listened:
+    """
+    Say whether a publisher has subscribers, asking the middleware at most once a period.
+
+    The period is :data:`LISTENED_PERIOD_NS`, per publisher. Asking costs a few microseconds
+    each time (more while another thread holds the node's handles), three or more per joint
+    state; a subscriber that comes or goes is seen within the period, well within the time DDS
+    takes to discover it.
+    """
+
+    def __init__(self):
+        self._asked = {}  # publisher -> (when it was asked [ns, monotonic], whether any)
+
+    def __call__(self, publisher):
+        """Say whether ``publisher`` had subscribers when last asked."""
+        now = time.monotonic_ns()
+        asked = self._asked.get(publisher)
+        if asked is None or now - asked[0] > LISTENED_PERIOD_NS:
+            asked = (now, publisher.get_subscription_count() > 0)
+            self._asked[publisher] = asked
+        return asked[1]
 
 
 class Outputs:
@@ -96,6 +146,8 @@ class Outputs:
         """
         self._log = node.get_logger()
         self._clock = node.get_clock
+        self._now_ns = node.now_ns
+        self._listened = Listened()
         self._name = '%s: dynamics' % node.get_fully_qualified_name()
         self._failures = node.callback_failures
         self._controller = controller
@@ -130,6 +182,7 @@ class Outputs:
                                   for name in ('base.imu.topic', 'base.odometry.topic'))
         self._msg_task_error = TwistStamped()
         self._msg_ff = JointState()
+        self._torques_bytes = None  # the torques' messages serialized by hand, where it works
         self._msg_g = JointState()
         self._msg_cmd = Float64MultiArray()
         self._msg_external = JointState()
@@ -150,7 +203,7 @@ class Outputs:
         The time it takes and when it was answered go to the diagnostics.
         """
         start = time.perf_counter_ns()
-        now = self._clock().now().nanoseconds
+        now = self._now_ns()
         self._last_joint_state_ns = now
         q, qd = merger.position, merger.velocity
         effort = merger.effort if merger.effort_fresh else None
@@ -167,7 +220,7 @@ class Outputs:
         out = self._controller.compute(setup, q, qd, now, effort, stamp_ns, task_ready,
                                        observe_later=True,
                                        gravity=not setup.floating
-                                       or self._pub_g.get_subscription_count() > 0)
+                                       or self._listened(self._pub_g))
         if out is None and setup.floating:
             # no IMU, or a stale one: nothing that could be wrong for a robot that may be
             # falling, not even zeros
@@ -205,6 +258,7 @@ class Outputs:
         if self._named is not setup:
             self._msg_ff.name = list(setup.joints)
             self._msg_g.name = list(setup.joints)
+            self._torques_bytes = joint_state_bytes(setup.joints)
             self._msg_external.name = list(setup.joints)
             self._msg_task_error.header.frame_id = setup.model.root_link
             self._named = setup
@@ -214,18 +268,22 @@ class Outputs:
             self._task_noted = note
         # A topic nobody subscribes to is skipped: turning the message into its C form is a
         # large part of a publish, and DDS would discard it anyway.
+        serialized = self._torques_bytes
         for pub, msg, tau in ((self._pub_ff, self._msg_ff, out.feedforward),
                               (self._pub_g, self._msg_g, out.gravity)):
-            if tau is not None and pub.get_subscription_count():
-                msg.header.stamp = stamp
-                msg.effort = to_float_array(tau)
-                pub.publish(msg)
-        if self._pub_cmd.get_subscription_count():
+            if tau is not None and self._listened(pub):
+                if serialized is not None:
+                    pub.publish(serialized.serialized(stamp.sec, stamp.nanosec, tau))
+                else:
+                    msg.header.stamp = stamp
+                    msg.effort = to_float_array(tau)
+                    pub.publish(msg)
+        if self._listened(self._pub_cmd):
             command = out.command / setup.command_scale if setup.scaled else out.command
             self._msg_cmd.data = to_float_array(command)
             self._pub_cmd.publish(self._msg_cmd)
         self._counts['outputs'] += 1
-        if out.task_error is not None and self._pub_task_error.get_subscription_count():
+        if out.task_error is not None and self._listened(self._pub_task_error):
             msg = self._msg_task_error
             msg.header.stamp = stamp
             lin, ang = msg.twist.linear, msg.twist.angular
@@ -252,7 +310,7 @@ class Outputs:
             if pub is not None:
                 wrenches.append((pub, link, wrench))
         for pub, frame, wrench in wrenches:
-            if pub.get_subscription_count():
+            if self._listened(pub):
                 msg = WrenchStamped()
                 msg.header.stamp = stamp
                 msg.header.frame_id = frame
@@ -268,13 +326,13 @@ class Outputs:
 
     def _publish_observer(self, setup, q, out, stamp):
         """Publish the residual, the wrench at ``contact.wrench_link`` and a contact change."""
-        if self._pub_external.get_subscription_count():
+        if self._listened(self._pub_external):
             msg = self._msg_external
             msg.header.stamp = stamp
             msg.effort = to_float_array(out.external)
             self._pub_external.publish(msg)
         link = setup.wrench_link
-        if link and self._pub_wrench.get_subscription_count() and self._source.kernels_ready(
+        if link and self._listened(self._pub_wrench) and self._source.kernels_ready(
                 setup.model, 'wrench', ('jacobian',), 'contact.wrench_link',
                 '~/external_wrench starts when it is ready'):
             w, self._wrench_rank = wrench_at(setup.model, q, link, out.step.residual)
