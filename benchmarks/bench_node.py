@@ -27,8 +27,9 @@ that ``~/external_wrench`` adds when someone subscribes to it.
 
 humanoid: the same against a floating-base humanoid (example-robot-data's 29-DoF Unitree G1,
 ``base.type: floating``), its IMU on the torso published just before each joint state at 1 kHz
-(turning and accelerating), both feet as surface contacts, the relay answering the same joint
-states; and the floating-base law's compute time per joint state in this process.
+(turning and accelerating; the time of an answer counts from the joint state's publishing, as
+the relay's), both feet as surface contacts, the relay answering the same joint states; and
+the floating-base law's compute time per joint state in this process.
 
 startup: the node running without a description; the time from publishing the description on
 the latched topic to the first torque, and until the node reports its compiled path in use
@@ -234,9 +235,10 @@ class Driver:
             msg.position = q.tolist()
             msg.velocity = (0.3 * np.cos(k * period + np.arange(count))).tolist()
             msg.effort = (5.0 * np.sin(k * period + np.arange(count))).tolist()
+            if self.imu is not None:  # read just before the joint state, published first
+                self._imu(k * period, time.time_ns())
+            # the answer's time counts from here: the IMU's message is the driver's work
             stamp = time.time_ns()
-            if self.imu is not None:
-                self._imu(k * period, stamp)
             msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 1000000000)
             self.pub.publish(msg)
             sent.append(stamp)
@@ -320,15 +322,15 @@ def law_times(urdf, count=3000):
     from rbd_dynamics.control.law import Controller
     from rbd_dynamics.control.setup import Setup
     from rbd_dynamics.control.observer import wrench_at
-    from rbd_dynamics.control.sensors import Sensor
+    from rbd_dynamics.control.sensors import Bias, Sensor
     params = node_parameters(urdf)
     model = rbd.Model.from_urdf(urdf)
     model.compile()
     model.set_payload(params['payload.link'], params['payload.mass'], params['payload.com'],
                       params['payload.inertia'])
     sensor = Sensor('wrist', timeout=0.0, compensate=True)
-    sensor.reading = (0, 'ft_frame', np.array([0.0, 0.0, -5.0, 0.0, 0.0, 0.0]))
-    sensor.bias = ('ft_frame', np.array([0.1, 0.0, 0.2, 0.0, 0.01, 0.0]))
+    sensor.receive(0, 'ft_frame', np.array([0.0, 0.0, -5.0, 0.0, 0.0, 0.0]))
+    sensor.bias = Bias('ft_frame', np.array([0.1, 0.0, 0.2, 0.0, 0.01, 0.0]))
     from rbd_dynamics import compiled
     from rbd_dynamics.control import task
     compiled.prepare(model, task.KERNELS)
