@@ -17,7 +17,7 @@ import pytest
 import rbd_dynamics as rbd
 from rbd_dynamics import floating
 from rbd_dynamics.compiled.layout import BAD_SIZES, BASE
-from support.compiled import needs_compiled_eom, needs_numba
+from support.compiled import needs_compiled_eom, needs_numba, watch_kernel
 from support.robots import robots_directory
 
 ROOT = robots_directory()
@@ -47,20 +47,6 @@ def _models(name):
                 rbd.Model.from_urdf(xml, floating_base=True, compiled=False))
 
 
-def _watch(monkeypatch):
-    """Record, for every call of the kernel's caller, whether the kernel gave the result."""
-    on_kernel = []
-    kernel_results = floating._compiled_results
-
-    def watched(*args):
-        result = kernel_results(*args)
-        on_kernel.append(result is not None)
-        return result
-
-    monkeypatch.setattr(floating, '_compiled_results', watched)
-    return on_kernel
-
-
 def _unit(rng, size=4):
     x = rng.normal(size=size)
     return x / np.linalg.norm(x)
@@ -88,7 +74,7 @@ def _assert_results(a, b):
 def test_the_kernel_gives_the_references_motion_and_torques(name, monkeypatch):
     compiled_model, reference = _models(name)
     _, (contacts, kind), imu_links, sensed = ROBOTS[name]
-    on_kernel = _watch(monkeypatch)
+    on_kernel = watch_kernel(monkeypatch, floating, '_compiled_results')
     rng = np.random.default_rng(11)
     for trial in range(6):
         link = imu_links[trial % len(imu_links)]
@@ -131,7 +117,7 @@ def test_what_the_kernel_leaves_to_the_reference(monkeypatch):
     """Two point feet (a line: no moment about it) and a rest state that moves."""
     compiled_model, reference = _models('g1')
     feet = ROBOTS['g1'][1][0]
-    on_kernel = _watch(monkeypatch)
+    on_kernel = watch_kernel(monkeypatch, floating, '_compiled_results')
     rng = np.random.default_rng(5)
     reading = _reading(compiled_model, rng, 'torso_link', odometry=False)
     q, qd, qdd = reading[:3]

@@ -14,7 +14,8 @@ import rbd_dynamics as rbd
 from rbd_dynamics import spatial
 from rbd_dynamics.control import task
 from rbd_dynamics.spatial import axis_angle_to_matrix
-from support.compiled import load, MODELS, needs_compiled_eom, needs_numba, random_q, seed
+from support.compiled import load, MODELS, needs_compiled_eom, needs_numba, random_q, seed, \
+    watch_kernel
 from support.urdf_builders import inertial, joint, link as urdf_link, robot
 
 pytestmark = [needs_numba, needs_compiled_eom]
@@ -38,15 +39,7 @@ def _desired(model, q, link, rng):
 
 def _compare(monkeypatch, model, links, rng, states=3):
     # every case compared must have run on the kernel, not fallen back to the NumPy path
-    on_kernel = []
-    kernel_law = task._compiled_law
-
-    def watched(*args):
-        result = kernel_law(*args)
-        on_kernel.append(result is not None)
-        return result
-
-    monkeypatch.setattr(task, '_compiled_law', watched)
+    on_kernel = watch_kernel(monkeypatch, task, '_compiled_law')
     posture_ok = model.nq == model.nv
     for link in links:
         for mode in task.MODES:

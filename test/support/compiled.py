@@ -144,3 +144,22 @@ def check_eom(model, rng, states=2):
             state = tuple(a[s] if isinstance(a, np.ndarray) else a for a in args)
             np.testing.assert_allclose(function(model, *state), ref[s], rtol=0, atol=tol,
                                        err_msg=what)
+
+
+def watch_kernel(monkeypatch, module, name):
+    """
+    Record, for every call of ``module.name`` (a kernel's caller), whether the kernel answered.
+
+    Returns the list the calls append to: True where the caller gave a result, False where it
+    gave ``None`` (the NumPy path took over).
+    """
+    on_kernel = []
+    caller = getattr(module, name)
+
+    def watched(*args):
+        result = caller(*args)
+        on_kernel.append(result is not None)
+        return result
+
+    monkeypatch.setattr(module, name, watched)
+    return on_kernel
