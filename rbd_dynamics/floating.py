@@ -208,6 +208,14 @@ def _imu_base(packed, q, qd, qdd, link, orientation, angular_velocity, angular_a
     if row is None or one_state((), None, q, qd, qdd) is None:
         return None
     base = np.zeros(BASE)
+    shapes = [(orientation, 4), (angular_velocity, 3), (angular_acceleration, 3),
+              (proper_acceleration, 3)]
+    if base_rotation is not None:
+        if len(base_rotation) != 3:
+            return None
+        shapes += zip(base_rotation, (4, 3, 3))
+    if any(np.shape(value) != (size,) for value, size in shapes):
+        return None  # (the NumPy path says what is wrong)
     try:
         base[FB_LINK] = row
         base[FB_ORIENTATION:FB_ORIENTATION + 4] = orientation
@@ -219,7 +227,7 @@ def _imu_base(packed, q, qd, qdd, link, orientation, angular_velocity, angular_a
             base[FB_ODO_ORIENTATION:FB_ODO_ORIENTATION + 4] = base_rotation[0]
             base[FB_ODO_OMEGA:FB_ODO_OMEGA + 3] = base_rotation[1]
             base[FB_ODO_ALPHA:FB_ODO_ALPHA + 3] = base_rotation[2]
-    except (TypeError, ValueError):  # (the NumPy path says what is wrong)
+    except (TypeError, ValueError, IndexError):  # (the NumPy path says what is wrong)
         return None
     base[FB_GRAVITY] = STANDARD_GRAVITY
     return base

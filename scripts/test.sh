@@ -16,7 +16,19 @@ cd "$repo"
 # the suite (test/test_flake8.py, test/test_pep257.py), with the configuration a ROS install uses.
 # numba's on-disk cache, filled once before the workers start (each would compile otherwise);
 # no test waits on a compilation for its figures, this only saves the workers the time
-(cd /tmp && "$venv/bin/python" -m rbd_dynamics precompile)
+# (in CI the cache starts empty: a kernel precompile's two processes both left to the parent,
+# which it reports "not side by side", fails the run here; test_precompile.py checks the same
+# on a warm cache only)
+precompile_err="$(mktemp)"
+(cd /tmp && "$venv/bin/python" -m rbd_dynamics precompile) 2>"$precompile_err" || {
+  cat "$precompile_err" >&2; rm -f "$precompile_err"; exit 1; }
+cat "$precompile_err" >&2
+if grep -q 'not side by side' "$precompile_err"; then
+  rm -f "$precompile_err"
+  echo "[test] precompile compiled kernels outside its share-out (see above)" >&2
+  exit 1
+fi
+rm -f "$precompile_err"
 read -r -a tests <<<"${RBD_TESTS:-test}"
 workers="${RBD_TEST_WORKERS:-2}"
 # The closed loops (test/loops) run one at a time, in a pytest of their own, beside the rest of

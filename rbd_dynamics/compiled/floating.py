@@ -91,6 +91,9 @@ def _base_motion(blob, qf, vf, af, base, link, J, T, acc):
         w, alpha = _vector(base, FB_ODO_OMEGA), _vector(base, FB_ODO_ALPHA)
         x, y, z, qw = base[FB_ODO_ORIENTATION], base[FB_ODO_ORIENTATION + 1], \
             base[FB_ODO_ORIENTATION + 2], base[FB_ODO_ORIENTATION + 3]
+    norm = x * x + y * y + z * z + qw * qw
+    if not norm > 0.0:  # no orientation (the NumPy path says what is wrong)
+        return BAD_SIZES
     wr = cross(w, r)
     proper = sub(sub(sub(rotate(R, _vector(base, FB_PROPER)), cross(alpha, r)),
                      cross(w, (wr[0] + 2.0 * v_rel[0], wr[1] + 2.0 * v_rel[1],
@@ -105,7 +108,6 @@ def _base_motion(blob, qf, vf, af, base, link, J, T, acc):
         base[BASE_PROPER + k] = proper[k]
     # at rest: the world's up in base coordinates (the last row of the rotation), g long
     gravity = base[FB_GRAVITY]
-    norm = x * x + y * y + z * z + qw * qw
     base[BASE_REST] = 2.0 * (x * z - y * qw) * gravity / norm
     base[BASE_REST + 1] = 2.0 * (y * z + x * qw) * gravity / norm
     base[BASE_REST + 2] = (1.0 - 2.0 * (x * x + y * y) / norm) * gravity
@@ -280,8 +282,8 @@ def floating1(blob, q, qd, qdd, base, what, fext, frest, zero, contacts, point, 
                 for k in range(width):
                     s += J[c, k, i] * J[c, k, j] / weights[c]
             work[i, j] = s
-        work[6, i] = tau[i]
-        work[7, i] = tau_rest[i]
+        work[6, i] = tau[i] if moving else 0.0
+        work[7, i] = tau_rest[i] if rest else 0.0
     if not cholesky(work, 6, FB_PIVOT):
         return NOT_POSITIVE
     lam = 2 * n + 12

@@ -186,10 +186,21 @@ class JointStateBytes:
         self._buf = buf
 
     def serialized(self, sec, nanosec, effort):
-        """Return the message's bytes for the stamp and ``effort`` (``count`` floats)."""
+        """
+        Return the message's bytes for the stamp and ``effort`` (``count`` floats).
+
+        Raises
+        ------
+        ValueError
+            ``effort`` is not ``count`` floats (the bytes would be no message).
+
+        """
+        values = np.ascontiguousarray(effort, dtype='<f8').tobytes()
+        if len(values) != 8 * self.count:
+            raise ValueError('%d efforts for %d joints' % (len(values) // 8, self.count))
         buf = self._buf
         _STAMP.pack_into(buf, 4, sec, nanosec)
-        buf[self._at:] = np.ascontiguousarray(effort, dtype='<f8').tobytes()
+        buf[self._at:] = values
         return bytes(buf)
 
 

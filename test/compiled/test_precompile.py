@@ -60,7 +60,7 @@ def test_precompile_fills_the_cache_with_every_kernel():
     eom = compiled.EOM_AVAILABLE  # (an older numba runs the equations of motion in NumPy)
     kernels = ('rnea1', 'gravity1', 'body_force1', 'serial_batch') + (
         ('mass1', 'coriolis1', 'jacobian1', 'regressor1', 'pose1', 'acceleration1', 'task1',
-         'eom_range') if eom else ())
+         'floating1', 'eom_range') if eom else ())
     for kernel in kernels:
         assert kernel in indexed, (kernel, sorted(indexed))
     # The processes precompile shares the work out among left nothing out: a fresh process
