@@ -142,6 +142,30 @@ def test_what_the_kernel_leaves_to_the_reference(monkeypatch):
     assert on_kernel == [False]  # (not called: the rest state turns)
 
 
+def test_readings_the_kernel_cannot_take_are_the_references(monkeypatch):
+    """No orientation (a zero quaternion), a vector of another size: the reference answers."""
+    compiled_model, reference = _models('g1')
+    on_kernel = watch_kernel(monkeypatch, floating, '_compiled_results')
+    n = compiled_model.nv - 6
+    q, zero = np.zeros(compiled_model.nq - 7), np.zeros(n)
+    still = ([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 9.81])
+    got = floating.base_motion_from_imu(compiled_model, q, zero, zero, 'torso_link',
+                                        [0.0, 0.0, 0.0, 0.0], *still)
+    want = floating.base_motion_from_imu(reference, q, zero, zero, 'torso_link',
+                                         [0.0, 0.0, 0.0, 0.0], *still)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    for model in (compiled_model, reference):
+        with pytest.raises(TypeError):  # a number where a vector belongs
+            floating.base_motion_from_imu(model, q, zero, zero, 'torso_link',
+                                          [0.0, 0.0, 0.0, 1.0], 1.0, *still[1:])
+        with pytest.raises(ValueError):  # odometry's rotation without its acceleration
+            floating.base_motion_from_imu(model, q, zero, zero, 'torso_link',
+                                          [0.0, 0.0, 0.0, 1.0], *still,
+                                          ([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0]))
+    assert on_kernel == []  # (the motion alone does not reach the torques' caller)
+
+
 def test_the_kernel_refuses_other_sizes_and_a_fixed_base():
     compiled_model, _ = _models('panda')
     packed = compiled_model.runtime.eom_packed

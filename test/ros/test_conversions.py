@@ -211,3 +211,5 @@ def test_torques_serialized_by_hand_read_as_the_message():
             assert msg.header.frame_id == '' and msg.name == names
             assert list(msg.effort) == effort.tolist()
             assert len(msg.position) == 0 and len(msg.velocity) == 0
+        with pytest.raises(ValueError):  # efforts for other joints: no message
+            layout.serialized(0, 0, np.zeros(len(names) + 1))
