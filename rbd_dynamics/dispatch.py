@@ -31,6 +31,19 @@ def fits(out, shape):
     return flags.c_contiguous and flags.writeable
 
 
+def vectors(q, qd=None, qdd=None):
+    """
+    Say whether ``q``, ``qd``, ``qdd`` may reach a compiled entry point: float64 vectors.
+
+    ``None`` (``qd``, ``qdd``): not used. Any strides: the entry points take them.
+    """
+    if q.__class__ is not _ndarray or q.dtype is not _F8 or q.ndim != 1:
+        return False
+    if qd is not None and (qd.__class__ is not _ndarray or qd.dtype is not _F8 or qd.ndim != 1):
+        return False
+    return qdd is None or (qdd.__class__ is _ndarray and qdd.dtype is _F8 and qdd.ndim == 1)
+
+
 def one_state(shape, out, q, qd=None, qdd=None):
     """
     Return where a compiled entry point may write one state's result, or ``None``.
@@ -41,12 +54,7 @@ def one_state(shape, out, q, qd=None, qdd=None):
     general way, which converts, checks and says what is wrong (as it does when the entry
     point reports other sizes than the model's).
     """
-    if q.__class__ is not _ndarray or q.dtype is not _F8 or q.ndim != 1:
-        return None
-    if qd is not None and (qd.__class__ is not _ndarray or qd.dtype is not _F8 or qd.ndim != 1):
-        return None
-    if qdd is not None and (qdd.__class__ is not _ndarray or qdd.dtype is not _F8
-                            or qdd.ndim != 1):
+    if not vectors(q, qd, qdd):
         return None
     if out is None:
         return _empty(shape)

@@ -38,11 +38,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .compiled.layout import (BASE, BASE_ALPHA, BASE_OMEGA, BASE_ORIENTATION, BASE_PROPER,
-                              BASE_REST, FB_ALPHA, FB_GRAVITY, FB_LINK, FB_MOTION, FB_MOVING,
-                              FB_ODO_ALPHA, FB_ODO_OMEGA, FB_ODO_ORIENTATION, FB_ODOMETRY,
-                              FB_OMEGA, FB_ORIENTATION, FB_PROPER, FB_REST, FB_SENSED, OK)
-from .dispatch import one_state
+from .compiled.layout import (BAD_SIZES, BASE, BASE_ALPHA, BASE_OMEGA, BASE_ORIENTATION,
+                              BASE_PROPER, BASE_REST, FB_ALPHA, FB_GRAVITY, FB_LINK, FB_MOTION,
+                              FB_MOVING, FB_ODO_ALPHA, FB_ODO_OMEGA, FB_ODO_ORIENTATION,
+                              FB_ODOMETRY, FB_OMEGA, FB_ORIENTATION, FB_PROPER, FB_REST,
+                              FB_SENSED, NOT_POSITIVE, OK)
+from .dispatch import vectors
 from .dynamics import rnea
 from .eom import jacobian
 from .frames import link_acceleration, link_pose
@@ -205,18 +206,18 @@ def _imu_base(packed, q, qd, qdd, link, orientation, angular_velocity, angular_a
               proper_acceleration, base_rotation):
     """Return the compiled kernel's ``base`` array of an IMU's reading, or ``None``."""
     row = packed.link_index.get(link) if isinstance(link, str) else None
-    if row is None or one_state((), None, q, qd, qdd) is None:
+    if row is None or not vectors(q, qd, qdd):
         return None
     base = np.zeros(BASE)
-    shapes = [(orientation, 4), (angular_velocity, 3), (angular_acceleration, 3),
-              (proper_acceleration, 3)]
-    if base_rotation is not None:
-        if len(base_rotation) != 3:
+    try:  # (what the kernel cannot take, the NumPy path says what is wrong with)
+        shapes = [(orientation, 4), (angular_velocity, 3), (angular_acceleration, 3),
+                  (proper_acceleration, 3)]
+        if base_rotation is not None:
+            if len(base_rotation) != 3:
+                return None
+            shapes += zip(base_rotation, (4, 3, 3))
+        if any(np.shape(value) != (size,) for value, size in shapes):
             return None
-        shapes += zip(base_rotation, (4, 3, 3))
-    if any(np.shape(value) != (size,) for value, size in shapes):
-        return None  # (the NumPy path says what is wrong)
-    try:
         base[FB_LINK] = row
         base[FB_ORIENTATION:FB_ORIENTATION + 4] = orientation
         base[FB_OMEGA:FB_OMEGA + 3] = angular_velocity
@@ -227,7 +228,7 @@ def _imu_base(packed, q, qd, qdd, link, orientation, angular_velocity, angular_a
             base[FB_ODO_ORIENTATION:FB_ODO_ORIENTATION + 4] = base_rotation[0]
             base[FB_ODO_OMEGA:FB_ODO_OMEGA + 3] = base_rotation[1]
             base[FB_ODO_ALPHA:FB_ODO_ALPHA + 3] = base_rotation[2]
-    except (TypeError, ValueError, IndexError):  # (the NumPy path says what is wrong)
+    except (TypeError, ValueError):
         return None
     base[FB_GRAVITY] = STANDARD_GRAVITY
     return base
@@ -283,11 +284,19 @@ def floating_torques_from_imu(model, q, qd, qdd, link, orientation, angular_velo
         base = _imu_base(packed, q, qd, qdd, *reading)
         if base is not None:
             point = contact_type == 'point'
-            found = _compiled_results(packed, q, qd, qdd, base,
-                                      FB_MOTION | FB_MOVING | (FB_REST if at_rest else 0),
-                                      None, None, contacts, point, weights, at_rest)
+            status, found = _compiled_results(
+                packed, q, qd, qdd, base, FB_MOTION | FB_MOVING | (FB_REST if at_rest else 0),
+                None, None, contacts, point, weights, at_rest)
             if found is not None:
                 return (_motion_of(base),) + found
+            if status == NOT_POSITIVE:  # the motion written, the split the reference's
+                motion = _motion_of(base)
+                states = ((qd, qdd, motion, None),)
+                if at_rest:
+                    zero = np.zeros(model.nv - 6)
+                    states += ((zero, zero, base_at_rest(motion.orientation), None),)
+                return (motion,) + _inverse_dynamics(model, q, states, contacts, contact_type,
+                                                     weights, compiled=False)
     motion = base_motion_from_imu(model, q, qd, qdd, *reading)
     if not at_rest:
         return motion, floating_inverse_dynamics(model, q, qd, qdd, motion, None, contacts,
@@ -306,9 +315,9 @@ def _run(packed, q, qd, qdd, base, what, fext, frest, rows, point, weights):
     Call the compiled kernel (:mod:`rbd_dynamics.compiled.floating`).
 
     ``rows``: the contacts' rows in the packed links; ``weights`` ``(nc,)`` floats or ``None``.
-    Returns ``(status, out)`` (``status`` ``None``: a packed model of another size).
+    Returns ``(status, out)``.
     """
-    nq, nv, nb = packed.nq, packed.nv, packed.nb
+    nq, nv = packed.nq, packed.nv
     zero = packed.zero_fext
     nc = len(rows)
     contacts = np.array(rows, dtype=np.int64) if nc else _NO_CONTACTS
@@ -317,8 +326,7 @@ def _run(packed, q, qd, qdd, base, what, fext, frest, rows, point, weights):
         packed.blob, q, qd, qdd, base, what, zero if fext is None else fext,
         zero if frest is None else frest, zero, contacts, point,
         _NO_WEIGHTS if weights is None else weights, np.empty(nq), np.empty((7, nv)),
-        np.empty((nc + 1, 6, nv)), np.empty((4, 4)), np.empty((8, 6)),
-        out) if nb == zero.shape[0] else None
+        np.empty((nc + 1, 6, nv)), np.empty((4, 4)), np.empty((8, 6)), out)
     return status, out
 
 
@@ -415,19 +423,20 @@ def floating_torques(model, q, qd, qdd, base, rest, f_ext=None, f_rest=None, con
         weights)
 
 
-def _inverse_dynamics(model, q, states, contacts, contact_type, weights):
+def _inverse_dynamics(model, q, states, contacts, contact_type, weights, compiled=True):
     """
     Return the :class:`FloatingResult` of the first ``(qd, qdd, base, f_ext)`` of ``states``.
 
     ``(result, torques_at_rest)``: the second state's joint torques (at rest:
-    :func:`floating_torques`), ``None`` without one.
+    :func:`floating_torques`), ``None`` without one. ``compiled`` False: the NumPy path (for a
+    split the compiled kernel has refused).
     """
     _floating_only(model)
     if contact_type not in CONTACT_TYPES:
         raise ValueError('contact type %r: one of %s' % (contact_type, ', '.join(CONTACT_TYPES)))
     contacts = tuple(contacts)
     weights = _weights(weights, len(contacts))
-    packed = model.runtime.eom_packed
+    packed = model.runtime.eom_packed if compiled else None
     if packed is not None:
         results = _compiled_inverse_dynamics(packed, q, states, contacts, contact_type, weights)
         if results is not None:
@@ -484,15 +493,13 @@ def _compiled_inverse_dynamics(packed, q, states, contacts, contact_type, weight
         frest = None
         if len(states) == 2:
             _, _, rest, frest = states[1]  # (zero velocities and accelerations)
-            if not (rest.angular_velocity is _ZERO3 and rest.angular_acceleration is _ZERO3
-                    or not (np.any(rest.angular_velocity)
-                            or np.any(rest.angular_acceleration))):
+            if np.any(rest.angular_velocity) or np.any(rest.angular_acceleration):
                 return None  # (not at rest: the NumPy path takes both as they are)
             base[BASE_REST:BASE_REST + 3] = rest.proper_acceleration
             what |= FB_REST
     except (TypeError, ValueError, AttributeError):  # (the NumPy path says what is wrong)
         return None
-    if one_state((), None, q, qd, qdd) is None:
+    if not vectors(q, qd, qdd):
         return None
     # (imported here: a packed model means the compiled package is loaded; the library's
     # import loads no numba)
@@ -507,24 +514,24 @@ def _compiled_inverse_dynamics(packed, q, states, contacts, contact_type, weight
         if frest is None:
             return None
     return _compiled_results(packed, q, qd, qdd, base, what, fext, frest, contacts,
-                             contact_type == 'point', weights, len(states) == 2)
+                             contact_type == 'point', weights, len(states) == 2)[1]
 
 
 def _compiled_results(packed, q, qd, qdd, base, what, fext, frest, contacts, point, weights,
                       at_rest):
     """
-    Run the compiled kernel: ``(result, torques_at_rest)``, or ``None``.
+    Run the compiled kernel: ``(status, (result, torques_at_rest))``, or ``(status, None)``.
 
-    ``torques_at_rest`` is ``None`` without ``at_rest``. ``None`` where a contact is not a
-    link of the model or the kernel refuses (the contacts' ``A Aᵀ`` singular: the NumPy
-    path's least squares).
+    ``torques_at_rest`` is ``None`` without ``at_rest``. No result where a contact is not a
+    link of the model (BAD_SIZES) or the kernel refuses (NOT_POSITIVE: the contacts' ``A Aᵀ``
+    singular, for the NumPy path's least squares; the base's motion is written then).
     """
     rows = [packed.link_index.get(link) if isinstance(link, str) else None for link in contacts]
     if None in rows:
-        return None
+        return BAD_SIZES, None
     status, out = _run(packed, q, qd, qdd, base, what, fext, frest, rows, point, weights)
     if status != OK:
-        return None
+        return status, None
     n = packed.nv - 6
     width = 3 if point else 6
     wrenches = {}
@@ -532,7 +539,7 @@ def _compiled_results(packed, q, qd, qdd, base, what, fext, frest, contacts, poi
         wrench = out[2 * n + 12 + c * width:2 * n + 12 + (c + 1) * width]
         wrenches[link] = np.concatenate((wrench, _ZERO3)) if point else wrench
     result = FloatingResult(out[:n], out[2 * n:2 * n + 6], wrenches, out[2 * n + 6:2 * n + 12])
-    return result, (out[n:2 * n] if at_rest else None)
+    return status, (result, out[n:2 * n] if at_rest else None)
 
 
 def base_state(model, q, qd, qdd, base):

@@ -47,6 +47,12 @@ def _models(name):
                 rbd.Model.from_urdf(xml, floating_base=True, compiled=False))
 
 
+def _watch(monkeypatch):
+    """Record whether each call of the kernel's caller gave the torques (its second value)."""
+    return watch_kernel(monkeypatch, floating, '_compiled_results',
+                        answered=lambda found: found[1] is not None)
+
+
 def _unit(rng, size=4):
     x = rng.normal(size=size)
     return x / np.linalg.norm(x)
@@ -74,7 +80,7 @@ def _assert_results(a, b):
 def test_the_kernel_gives_the_references_motion_and_torques(name, monkeypatch):
     compiled_model, reference = _models(name)
     _, (contacts, kind), imu_links, sensed = ROBOTS[name]
-    on_kernel = watch_kernel(monkeypatch, floating, '_compiled_results')
+    on_kernel = _watch(monkeypatch)
     rng = np.random.default_rng(11)
     for trial in range(6):
         link = imu_links[trial % len(imu_links)]
@@ -117,7 +123,7 @@ def test_what_the_kernel_leaves_to_the_reference(monkeypatch):
     """Two point feet (a line: no moment about it) and a rest state that moves."""
     compiled_model, reference = _models('g1')
     feet = ROBOTS['g1'][1][0]
-    on_kernel = watch_kernel(monkeypatch, floating, '_compiled_results')
+    on_kernel = _watch(monkeypatch)
     rng = np.random.default_rng(5)
     reading = _reading(compiled_model, rng, 'torso_link', odometry=False)
     q, qd, qdd = reading[:3]
@@ -132,6 +138,14 @@ def test_what_the_kernel_leaves_to_the_reference(monkeypatch):
     np.testing.assert_allclose(at_rest, want_rest, rtol=0, atol=TOL)
     assert on_kernel == [False]  # refused by the kernel: A A^T singular
     assert np.abs(result.unbalanced).max() > 1e-3  # what two points cannot carry
+    # from the IMU's reading: the kernel's motion kept, its refused split not tried again
+    found, result, at_rest = floating.floating_torques_from_imu(
+        compiled_model, *reading, feet, 'point')
+    for got, expected in zip(found, motion):
+        np.testing.assert_allclose(got, expected, rtol=0, atol=TOL)
+    _assert_results(result, want)
+    np.testing.assert_allclose(at_rest, want_rest, rtol=0, atol=TOL)
+    assert on_kernel == [False, False]  # (one call more, refused once)
     turning = motion._replace(proper_acceleration=np.array([0.0, 0.0, 9.81]))
     result, at_rest = floating.floating_torques(compiled_model, q, qd, qdd, motion, turning,
                                                 contacts=feet)
@@ -139,13 +153,13 @@ def test_what_the_kernel_leaves_to_the_reference(monkeypatch):
                                                 contacts=feet)
     _assert_results(result, want)
     np.testing.assert_allclose(at_rest, want_rest, rtol=0, atol=TOL)
-    assert on_kernel == [False]  # (not called: the rest state turns)
+    assert on_kernel == [False, False]  # (not called: the rest state turns)
 
 
 def test_readings_the_kernel_cannot_take_are_the_references(monkeypatch):
     """No orientation (a zero quaternion), a vector of another size: the reference answers."""
     compiled_model, reference = _models('g1')
-    on_kernel = watch_kernel(monkeypatch, floating, '_compiled_results')
+    on_kernel = _watch(monkeypatch)
     n = compiled_model.nv - 6
     q, zero = np.zeros(compiled_model.nq - 7), np.zeros(n)
     still = ([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 9.81])

@@ -146,19 +146,19 @@ def check_eom(model, rng, states=2):
                                        err_msg=what)
 
 
-def watch_kernel(monkeypatch, module, name):
+def watch_kernel(monkeypatch, module, name, answered=lambda result: result is not None):
     """
     Record, for every call of ``module.name`` (a kernel's caller), whether the kernel answered.
 
-    Returns the list the calls append to: True where the caller gave a result, False where it
-    gave ``None`` (the NumPy path took over).
+    Returns the list the calls append to: True where ``answered(result)`` (by default: the
+    caller gave a result), False where not (the NumPy path took over).
     """
     on_kernel = []
     caller = getattr(module, name)
 
     def watched(*args):
         result = caller(*args)
-        on_kernel.append(result is not None)
+        on_kernel.append(answered(result))
         return result
 
     monkeypatch.setattr(module, name, watched)
