@@ -27,7 +27,6 @@ def to_float_array(values):
 
 
 _CDR_LE = b'\x00\x01'  # the encapsulation of plain little-endian CDR
-_HEAD = struct.Struct('<iII')  # header.stamp sec, nanosec, then header.frame_id's length
 _QUATERNION = struct.Struct('<4d')
 _VECTOR = struct.Struct('<3d')
 # from the orientation (8-aligned after the frame_id): itself, its covariance, the angular
@@ -49,14 +48,13 @@ def imu_from_cdr(data):
     """
     if data[:2] != _CDR_LE or len(data) < 16:
         return None
-    sec, nanosec, length = _HEAD.unpack_from(data, 4)
-    end = 16 + length  # (CDR aligns to the payload after the 4-byte encapsulation)
-    start = 4 + ((end - 4 + 7) & ~7)
-    if length == 0 or len(data) < start + _IMU_END or data[end - 1] != 0:
-        return None
+    sec, nanosec = _STAMP.unpack_from(data, 4)
     try:
-        frame = data[16:end - 1].decode()
-    except UnicodeDecodeError:
+        frame, end = _read_string(data, 12)
+    except (struct.error, UnicodeDecodeError, ValueError):
+        return None
+    start = _aligned(end, 8)
+    if len(data) < start + _IMU_END:
         return None
     return (sec * 1_000_000_000 + nanosec, frame, _QUATERNION.unpack_from(data, start),
             _VECTOR.unpack_from(data, start + _IMU_ANGULAR),
@@ -101,13 +99,13 @@ class JointStateReader:
             self._names_bytes, self._frame_id, self._names = data[12:at], frame_id, names
         values = []
         for _ in range(3):  # position, velocity, effort
-            at += -(at - 4) % 4
+            at = _aligned(at, 4)
             if at + 4 > len(data):
                 return None
             count = _COUNT.unpack_from(data, at)[0]
             at += 4
             if count:
-                at += -(at - 4) % 8
+                at = _aligned(at, 8)
             end = at + 8 * count
             if end > len(data):
                 return None
@@ -128,19 +126,24 @@ def _read_names(data):
     """Return ``(frame_id, names, offset after them)`` of a serialized JointState, or None."""
     try:
         frame_id, at = _read_string(data, 12)
-        at += -(at - 4) % 4
+        at = _aligned(at, 4)
         count = _COUNT.unpack_from(data, at)[0]
         at += 4
         if count > len(data):
             return None
         names = []
         for _ in range(count):
-            at += -(at - 4) % 4
+            at = _aligned(at, 4)
             name, at = _read_string(data, at)
             names.append(name)
     except (struct.error, UnicodeDecodeError, ValueError):
         return None
     return frame_id, names, at
+
+
+def _aligned(at, size):
+    """Return the offset from ``at`` on where a value of ``size`` bytes starts in CDR."""
+    return at + -(at - 4) % size  # (aligned in the payload, after the 4-byte encapsulation)
 
 
 def _read_string(data, at):
@@ -208,8 +211,8 @@ _STAMP = struct.Struct('<iI')
 
 
 def _cdr_align(buf, size):
-    """Pad ``buf`` so that the payload (after the encapsulation) is aligned to ``size``."""
-    buf += bytes(-(len(buf) - 4) % size)
+    """Pad ``buf`` so that its next value is aligned to ``size`` (:func:`_aligned`)."""
+    buf += bytes(_aligned(len(buf), size) - len(buf))
 
 
 def _cdr_string(buf, text):
