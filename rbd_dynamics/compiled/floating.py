@@ -193,7 +193,7 @@ def floating1(blob, q, qd, qdd, base, what, fext, frest, zero, contacts, point, 
         rows) or surfaces (a wrench, 6); ``(nc,)`` their weights.
     qf, rows, J, T, work
         workspace: ``(nq,)``; ``(7, nv)`` (the velocities, accelerations, accelerations at rest,
-        zeros, then three RNEAs' forces); ``(nc + 1, 6, nv)`` the contacts' Jacobians in their
+        zeros, then three RNEAs' torques); ``(nc + 1, 6, nv)`` the contacts' Jacobians in their
         own frames, then the IMU's; ``(4, 4)``; ``(8, 6)``.
     out
         ``(2 (nv - 6) + 12 + 2 m,)`` (``m`` the contacts' rows): the joint torques, those at
